@@ -1,0 +1,255 @@
+//! The commands: turn command-line arguments into typed configuration, run, write results.
+
+use crate::cli::{Cli, Command, RunArgs};
+use crate::client::{list_models, HttpSender, Target};
+use crate::error::BenchError;
+use crate::metrics::summarize;
+use crate::result::{RunResult, ToolInfo, SCHEMA_VERSION};
+use crate::runner::{self, RunConfig};
+use crate::scenario::{LoadMode, Overrides, Scenario, Workload};
+use crate::workload::Generator;
+use crate::{export, EXIT_ERROR, EXIT_OK};
+use chrono::Utc;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
+    match cli.command {
+        Command::Run(args) => run_command(args).await,
+        Command::Validate { scenario } => {
+            let s = Scenario::load(&scenario)?;
+            println!("{}: ok", scenario.display());
+            println!("{}", describe(&s));
+            println!("traffic hash {}", s.traffic_hash());
+            Ok(EXIT_OK)
+        }
+        Command::Selftest(args) => crate::selftest::run(args).await,
+    }
+}
+
+/// Everything `bench run` needs, checked before any request is sent.
+pub struct RunSetup {
+    pub scenario: Scenario,
+    pub scenario_file: PathBuf,
+    pub vars: BTreeMap<String, String>,
+    pub endpoint: String,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub out: PathBuf,
+    pub grace: Duration,
+    pub quiet: bool,
+}
+
+/// Parses `--var KEY=VALUE` flags.
+pub fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, BenchError> {
+    let mut out = BTreeMap::new();
+    for v in vars {
+        let (k, val) = v
+            .split_once('=')
+            .ok_or_else(|| BenchError::usage(format!("--var `{v}`: write it as KEY=VALUE, e.g. --var prefix_cache=on")))?;
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(BenchError::usage(format!("--var `{v}`: the key is empty")));
+        }
+        if out.insert(k.to_string(), val.trim().to_string()).is_some() {
+            return Err(BenchError::usage(format!("--var {k} is given twice")));
+        }
+    }
+    Ok(out)
+}
+
+impl RunSetup {
+    pub fn from_args(args: &RunArgs) -> Result<RunSetup, BenchError> {
+        let mut scenario = Scenario::load(&args.scenario)?;
+        let overrides = Overrides {
+            endpoint: args.endpoint.clone(),
+            model: args.model.clone(),
+            api_key_env: args.api_key_env.clone(),
+            seed: args.seed,
+            requests: args.requests,
+            duration: args.duration.clone(),
+            rate: args.rate,
+            concurrency: args.concurrency,
+            max_concurrency: args.max_concurrency,
+            warmup: args.warmup,
+        };
+        overrides.apply(&mut scenario)?;
+        let vars = parse_vars(&args.vars)?;
+        if !(args.grace.is_finite() && args.grace >= 0.0) {
+            return Err(BenchError::usage("--grace: must be a number of seconds ≥ 0"));
+        }
+        let endpoint = scenario.endpoint.clone().ok_or_else(|| {
+            BenchError::usage(format!(
+                "no endpoint: pass --endpoint http://HOST:PORT/v1 or set `endpoint` in {}",
+                args.scenario.display()
+            ))
+        })?;
+        let key_var = scenario.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key = std::env::var(&key_var).ok().filter(|k| !k.trim().is_empty());
+        let out = args.out.clone().unwrap_or_else(|| default_out_dir(&scenario.name));
+        Ok(RunSetup {
+            model: scenario.model.clone(),
+            scenario,
+            scenario_file: args.scenario.clone(),
+            vars,
+            endpoint,
+            api_key,
+            out,
+            grace: Duration::from_secs_f64(args.grace),
+            quiet: args.quiet,
+        })
+    }
+}
+
+fn default_out_dir(name: &str) -> PathBuf {
+    let stamp = Utc::now().format("%Y%m%dT%H%M%SZ");
+    let base = PathBuf::from("results").join(format!("{name}-{stamp}"));
+    let mut p = base.clone();
+    let mut n = 2;
+    while p.exists() {
+        p = PathBuf::from(format!("{}-{n}", base.display()));
+        n += 1;
+    }
+    p
+}
+
+/// One line describing the plan.
+pub fn describe(s: &Scenario) -> String {
+    let load = match &s.load.mode {
+        LoadMode::Closed { concurrency } => format!("closed loop, concurrency {concurrency}"),
+        LoadMode::Open { rate_rps, arrival, burstiness, max_concurrency } => {
+            let mut d = format!("open loop, {rate_rps} req/s {arrival:?}");
+            if *arrival == crate::scenario::Arrival::Gamma {
+                d.push_str(&format!(" (burstiness {burstiness})"));
+            }
+            if let Some(m) = max_concurrency {
+                d.push_str(&format!(", max {m} in flight"));
+            }
+            d
+        }
+    };
+    let bound = match (s.load.requests, s.load.duration_s) {
+        (Some(r), Some(d)) => format!("{r} requests or {d} s, whichever first"),
+        (Some(r), None) => format!("{r} requests"),
+        (None, Some(d)) => format!("{d} s"),
+        (None, None) => String::new(),
+    };
+    let kind = match &s.workload {
+        Workload::Synthetic { .. } => "synthetic",
+        Workload::SharedPrefix { .. } => "shared prefix",
+        Workload::LongShortMix { .. } => "long/short mix",
+        Workload::Dataset { .. } => "dataset",
+    };
+    format!("{} ({kind}, {:?} API): {load}; {bound} + {} warmup; seed {}", s.name, s.api, s.load.warmup, s.seed)
+}
+
+async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
+    let setup = RunSetup::from_args(&args)?;
+    let stop = CancellationToken::new();
+    {
+        let stop = stop.clone();
+        let grace = setup.grace;
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ninterrupted: no new requests; waiting up to {:.1} s for those in flight, then writing the partial run", grace.as_secs_f64());
+                stop.cancel();
+            }
+        });
+    }
+    let run = execute(&setup, stop).await?;
+    let files = export::write_run_dir(&setup.out, &run)?;
+    if !setup.quiet {
+        print!("{}", export::table::render(&run));
+        println!("\nwrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    }
+    if !run.complete {
+        eprintln!("error: the run was interrupted; partial results were written with complete: false");
+        return Ok(EXIT_ERROR);
+    }
+    Ok(EXIT_OK)
+}
+
+/// Runs a validated setup against its endpoint and builds the result (no files written).
+pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunResult, BenchError> {
+    let s = &setup.scenario;
+    let mut target = Target::new(&setup.endpoint, s.api, String::new(), setup.api_key.clone())?;
+    target.model = match &setup.model {
+        Some(m) => m.clone(),
+        None => list_models(&target).await?.into_iter().next().ok_or_else(|| {
+            BenchError::usage(format!("{}/models lists no model; pass --model", target.public_endpoint()))
+        })?,
+    };
+    let started_at = Utc::now();
+    let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
+    let public_endpoint = target.public_endpoint();
+    let model = target.model.clone();
+    let sender = Arc::new(HttpSender::new(target, s.request.clone(), run_id.clone())?);
+    let cfg = RunConfig {
+        mode: s.load.mode.clone(),
+        warmup: s.load.warmup,
+        requests: s.load.requests,
+        duration: s.load.duration_s.map(Duration::from_secs_f64),
+        seed: s.seed,
+        grace: setup.grace,
+    };
+    let show = !setup.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+    let bar = progress_bar(show, cfg.requests.map(|r| r + cfg.warmup));
+    let data = runner::run(sender, Generator::new(s), &cfg, stop, |r| {
+        bar.inc(1);
+        if !r.outcome.is_ok() {
+            bar.set_message(format!("last error: {}", r.outcome));
+        }
+    })
+    .await?;
+    bar.finish_and_clear();
+    let ended_at = Utc::now();
+    let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
+    let prompt_lengths = match s.workload {
+        Workload::Dataset { .. } => "dataset text as given; token counts from server usage",
+        _ => "approximate: synthetic words ≈ tokens (no tokenizer); real counts from server usage.prompt_tokens",
+    };
+    Ok(RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::current(),
+        run_id,
+        scenario_name: s.name.clone(),
+        scenario_file: setup.scenario_file.display().to_string(),
+        scenario_hash: s.traffic_hash(),
+        scenario: serde_json::to_value(s).map_err(|e| BenchError::Runtime(e.to_string()))?,
+        vars: setup.vars.clone(),
+        endpoint: public_endpoint,
+        model,
+        api: s.api,
+        prompt_lengths: prompt_lengths.into(),
+        started_at,
+        ended_at,
+        complete: data.complete(),
+        summary,
+        histograms: RunResult::encode_histograms(&hists)?,
+        requests: data.records,
+    })
+}
+
+fn progress_bar(show: bool, total: Option<u64>) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = match total {
+        Some(t) => indicatif::ProgressBar::new(t),
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    let style = indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} requests {per_sec} {msg}")
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// The directory a scenario file's relative paths are resolved against.
+pub fn scenario_dir(p: &Path) -> &Path {
+    p.parent().unwrap_or(Path::new("."))
+}

@@ -1,0 +1,95 @@
+//! Command-line interface (clap derive only). Converted to typed configuration in `lib.rs`
+//! before any work starts.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Benchmark-and-regression harness for OpenAI-compatible LLM inference servers.
+///
+/// Exit codes: 0 success, 1 regression found, 2 usage or runtime error.
+#[derive(Debug, Parser)]
+#[command(name = "bench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load an endpoint with a scenario and write run.json, requests.csv and summary.csv.
+    Run(RunArgs),
+    /// Check a scenario file and print the plan it describes, without sending anything.
+    Validate {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+    },
+    /// Benchmark the harness itself against an in-process server that streams flat out.
+    Selftest(SelftestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML); see scenarios/README.md for the schema.
+    pub scenario: PathBuf,
+    /// Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1. Overrides the scenario's `endpoint`.
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Model name sent in each request. Overrides the scenario's `model`; when neither is set,
+    /// the first model that GET /v1/models lists is used.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Environment variable holding the API key (sent as a bearer token, never written).
+    /// Overrides the scenario's `api_key_env`; default OPENAI_API_KEY.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Result directory. Default: results/<scenario>-<UTC timestamp>/.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A configuration fact under test, recorded in run.json `vars` (repeatable): --var quant=int8.
+    #[arg(long = "var", value_name = "KEY=VALUE")]
+    pub vars: Vec<String>,
+    /// Open-loop arrival rate in requests/s. Overrides the scenario's `load.rate` (and replaces `load.concurrency`).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Closed-loop concurrency. Overrides the scenario's `load.concurrency` (and replaces `load.rate`).
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Cap on requests in flight under open-loop load. Overrides the scenario's `load.max_concurrency`.
+    #[arg(long)]
+    pub max_concurrency: Option<u32>,
+    /// Measured requests (warmup not included). Overrides the scenario's `load.requests`.
+    #[arg(long)]
+    pub requests: Option<u64>,
+    /// Bound on the sending phase, e.g. 90s or 5m. Overrides the scenario's `load.duration`.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Requests sent first and excluded from metrics. Overrides the scenario's `load.warmup`.
+    #[arg(long)]
+    pub warmup: Option<u64>,
+    /// Seed for prompts, lengths and arrivals. Overrides the scenario's `seed`.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
+    #[arg(long, default_value_t = 5.0)]
+    pub grace: f64,
+    /// No progress line and no summary table (errors still go to stderr).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// Concurrent streams to test, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 64, 1024])]
+    pub streams: Vec<u32>,
+    /// Tokens (SSE chunks) each response streams.
+    #[arg(long, default_value_t = 256)]
+    pub tokens: u32,
+    /// Requests per stream at each level (total = streams × this, at least 200).
+    #[arg(long, default_value_t = 4)]
+    pub rounds: u32,
+}
+
+pub fn parse() -> Cli {
+    Cli::parse()
+}

@@ -1,0 +1,150 @@
+//! The human summary printed after a run: counts, throughput, the latency table and the
+//! definitions behind every column. Pure: `RunResult → String`.
+
+use crate::result::RunResult;
+use std::fmt::Write;
+
+pub fn render(run: &RunResult) -> String {
+    let s = &run.summary;
+    let c = &s.counts;
+    let t = &s.throughput;
+    let mut o = String::new();
+    let state = if run.complete { "complete" } else { "INCOMPLETE (interrupted)" };
+    let _ = writeln!(o, "bench run {} — {state}", run.scenario_name);
+    let _ = writeln!(o, "  endpoint {}  model {}  api {:?}", run.endpoint, run.model, run.api);
+    if !run.vars.is_empty() {
+        let vars: Vec<String> = run.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(o, "  vars {}", vars.join(" "));
+    }
+    let errors: u64 = c.errors.values().sum();
+    let mut line = format!("  requests: {} sent, {} ok, {errors} errors", c.sent, c.ok);
+    if errors > 0 {
+        let kinds: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = write!(line, " ({})", kinds.join(", "));
+    }
+    let _ = write!(line, ", {} aborted; {} warmup excluded", c.aborted, c.warmup);
+    if c.not_sent > 0 {
+        let _ = write!(line, "; {} planned but not sent", c.not_sent);
+    }
+    let _ = writeln!(o, "{line}");
+    let mut tp = format!(
+        "  throughput: {:.2} req/s, {:.1} output tok/s, {:.1} total tok/s over {:.2} s; peak concurrency {}",
+        t.request_rps, t.output_tps, t.total_tps, t.window_s, t.peak_concurrency
+    );
+    if let (Some(g), Some(n)) = (t.goodput_rps, t.goodput_requests) {
+        let _ = write!(tp, "; goodput {g:.2} req/s ({n} of {} met the SLOs)", c.ok);
+    }
+    let _ = writeln!(o, "{tp}");
+    let tk = &s.tokens;
+    let _ = writeln!(
+        o,
+        "  tokens: {} prompt (server usage), {} output; {} with output ≠ max_tokens; {} without usage",
+        tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "  {:<9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "metric(ms)", "count", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"
+    );
+    for l in &s.latency {
+        let cells: Vec<String> = [l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max]
+            .iter()
+            .map(|v| format!("{:>10}", sig4(*v)))
+            .collect();
+        let _ = writeln!(o, "  {:<10} {:>6} {}", l.name, l.count, cells.join(" "));
+    }
+    let _ = writeln!(o);
+    for l in &s.latency {
+        let _ = writeln!(o, "  {:<9} {}", l.name, l.definition);
+    }
+    let _ = writeln!(o, "  All latencies in ms from HDR histograms (3 significant digits), successful measured requests only.");
+    o
+}
+
+/// Milliseconds to 4 significant digits (µs below 1 ms): the precision the histograms hold.
+pub fn sig4(ms: f64) -> String {
+    let a = ms.abs();
+    if a >= 1000.0 {
+        format!("{ms:.0}")
+    } else if a >= 100.0 {
+        format!("{ms:.1}")
+    } else if a >= 10.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::tests::record;
+    use crate::metrics::summarize;
+    use crate::record::Outcome;
+    use crate::result::{ToolInfo, SCHEMA_VERSION};
+    use crate::runner::{new_histogram, RunData};
+    use crate::scenario::{Api, Slo};
+
+    #[test]
+    fn snapshot() {
+        let mut rs: Vec<_> = (0..4).map(|i| record(i, Outcome::Ok)).collect();
+        rs[3].outcome = Outcome::Http(503);
+        let data = RunData {
+            planned: Some(4),
+            records: rs.clone(),
+            itl_us: new_histogram(),
+            not_sent: 0,
+            peak_concurrency: 2,
+            interrupted: false,
+            run_start: tokio::time::Instant::now(),
+            wall: std::time::Duration::from_secs(1),
+        };
+        let (summary, _) = summarize(&data, &Slo { ttft_ms: Some(100.0), ..Default::default() }, true);
+        let run = RunResult {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo { name: "bench".into(), version: "0".into() },
+            run_id: "r".into(),
+            scenario_name: "demo".into(),
+            scenario_file: "demo.toml".into(),
+            scenario_hash: "h".into(),
+            scenario: serde_json::json!({}),
+            vars: [("quant".to_string(), "int8".to_string())].into(),
+            endpoint: "http://127.0.0.1:1/v1".into(),
+            model: "m".into(),
+            api: Api::Chat,
+            prompt_lengths: "approximate".into(),
+            started_at: chrono::DateTime::UNIX_EPOCH,
+            ended_at: chrono::DateTime::UNIX_EPOCH,
+            complete: true,
+            summary,
+            histograms: Default::default(),
+            requests: rs,
+        };
+        let expected = "\
+bench run demo — complete
+  endpoint http://127.0.0.1:1/v1  model m  api Chat
+  vars quant=int8
+  requests: 4 sent, 3 ok, 1 errors (http_503 1), 0 aborted; 0 warmup excluded
+  throughput: 56.60 req/s, 566.0 output tok/s, 6226.4 total tok/s over 0.05 s; peak concurrency 2; goodput 56.60 req/s (3 of 3 met the SLOs)
+  tokens: 300 prompt (server usage), 30 output; 0 with output ≠ max_tokens; 0 without usage
+
+  metric(ms)   count       mean        p50        p90        p95        p99      p99.9        max
+  ttft            3      20.01      20.01      20.01      20.01      20.01      20.01      20.01
+  tpot            3      3.333      3.333      3.333      3.333      3.333      3.333      3.333
+  itl             0      0.000      0.000      0.000      0.000      0.000      0.000      0.000
+  e2e             3      50.00      50.00      50.00      50.00      50.00      50.00      50.00
+  send_lag        4      0.010      0.010      0.010      0.010      0.010      0.010      0.010
+  queue           4      0.000      0.000      0.000      0.000      0.000      0.000      0.000
+
+  ttft      intended send → first chunk with generated text
+  tpot      (e2e − ttft) / (output_tokens − 1), requests with > 1 output token
+  itl       gap between consecutive chunks with generated text
+  e2e       intended send → last chunk with generated text
+  send_lag  actual send − intended send − queue (client lateness)
+  queue     wait for a max_concurrency slot
+  All latencies in ms from HDR histograms (3 significant digits), successful measured requests only.
+";
+        assert_eq!(render(&run), expected);
+    }
+}

@@ -1,0 +1,43 @@
+//! `bench`: drive an OpenAI-compatible inference server with a scenario and measure it.
+//!
+//! Data flows one way: scenario file → [`scenario::Scenario`] → plan ([`workload`]) →
+//! [`runner`] (with the [`client`]) → [`record::RequestRecord`]s → [`metrics`] →
+//! [`result::RunResult`] → [`export`]. `main.rs` only parses arguments and calls [`main`].
+
+pub mod app;
+pub mod cli;
+pub mod client;
+pub mod error;
+pub mod export;
+pub mod metrics;
+pub mod record;
+pub mod result;
+pub mod runner;
+pub mod scenario;
+pub mod selftest;
+pub mod workload;
+
+use std::process::ExitCode;
+
+/// Exit codes, as documented in the README.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_REGRESSION: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+/// Runs a parsed command line and maps the outcome to an exit code.
+pub fn main(cli: cli::Cli) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    match rt.block_on(app::dispatch(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The per-request record: what happened to one request, in microseconds from the run start.
+//!
+//! Every request that was sent ends as exactly one [`Outcome`]. Latencies are measured from
+//! the request's *intended* send time (its slot in the schedule, or the moment a closed-loop
+//! worker picked it up), so a late client or a full `max_concurrency` queue shows up as
+//! latency instead of silently vanishing (no coordinated omission).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// How a sent request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    Ok,
+    /// No connection could be made (refused, DNS, TLS).
+    Connect,
+    /// No content chunk within `first_token_timeout_s` of the send.
+    TimeoutFirstToken,
+    /// Content started but the stream did not end within `timeout_s` of the send.
+    TimeoutTotal,
+    /// A non-2xx response status.
+    Http(u16),
+    /// The connection or body failed, or the stream ended with no `[DONE]` and no finish reason.
+    StreamBroken,
+    /// A `data:` payload that is neither JSON nor `[DONE]`.
+    MalformedChunk,
+    /// The server sent an error object (or an `event: error`) inside the stream.
+    ServerError,
+    /// The stream finished cleanly but carried no generated text.
+    EmptyOutput,
+    /// Still in flight when the run was interrupted and the grace period ran out.
+    Aborted,
+}
+
+impl Outcome {
+    pub fn name(&self) -> String {
+        match self {
+            Outcome::Ok => "ok".into(),
+            Outcome::Connect => "connect".into(),
+            Outcome::TimeoutFirstToken => "timeout_first_token".into(),
+            Outcome::TimeoutTotal => "timeout_total".into(),
+            Outcome::Http(code) => format!("http_{code}"),
+            Outcome::StreamBroken => "stream_broken".into(),
+            Outcome::MalformedChunk => "malformed_chunk".into(),
+            Outcome::ServerError => "server_error".into(),
+            Outcome::EmptyOutput => "empty_output".into(),
+            Outcome::Aborted => "aborted".into(),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Outcome> {
+        Some(match s {
+            "ok" => Outcome::Ok,
+            "connect" => Outcome::Connect,
+            "timeout_first_token" => Outcome::TimeoutFirstToken,
+            "timeout_total" => Outcome::TimeoutTotal,
+            "stream_broken" => Outcome::StreamBroken,
+            "malformed_chunk" => Outcome::MalformedChunk,
+            "server_error" => Outcome::ServerError,
+            "empty_output" => Outcome::EmptyOutput,
+            "aborted" => Outcome::Aborted,
+            other => Outcome::Http(other.strip_prefix("http_")?.parse().ok()?),
+        })
+    }
+
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Outcome::Ok)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Outcome {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Outcome::parse(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown outcome `{s}`")))
+    }
+}
+
+/// One request, as stored in `run.json` and `requests.csv`. Times are µs from the run start;
+/// latencies are µs from the intended send.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    pub index: u64,
+    pub warmup: bool,
+    /// Workload class (`long`, `short`, `prefix-3`, `line-12`) or empty.
+    #[serde(default)]
+    pub class: String,
+    pub outcome: Outcome,
+    /// When the schedule meant it to go.
+    pub intended_us: u64,
+    /// When the HTTP request was handed to the client.
+    pub sent_us: u64,
+    /// When it ended, whatever the outcome.
+    pub end_us: u64,
+    /// Waiting for a `max_concurrency` slot (0 without a cap).
+    pub queue_us: u64,
+    /// Lateness of the client itself: sent − intended − queue.
+    pub send_lag_us: u64,
+    /// Intended send → first chunk carrying generated text.
+    pub ttft_us: Option<u64>,
+    /// Intended send → last chunk carrying generated text.
+    pub e2e_us: Option<u64>,
+    /// (E2E − TTFT) / (output_tokens − 1); only when output_tokens > 1.
+    pub tpot_us: Option<f64>,
+    /// `usage.prompt_tokens` as the server reported it.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`, or the count of content chunks when the server sent no usage.
+    pub output_tokens: u64,
+    /// False when `output_tokens` is the chunk-count fallback.
+    pub output_tokens_from_usage: bool,
+    /// The `max_tokens` asked for.
+    pub max_tokens: u32,
+    /// Chunks that carried generated text.
+    pub content_chunks: u32,
+    pub finish_reason: Option<String>,
+    /// What went wrong, for errors (truncated; credentials redacted).
+    pub error: Option<String>,
+}

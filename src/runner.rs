@@ -1,0 +1,261 @@
+//! Executes a plan: dispatches requests at their intended times and collects one record each.
+//!
+//! *Open loop* (`rate`): every intended send time is computed before the run starts
+//! ([`crate::workload::schedule`]). One dispatcher sleeps until each time and spawns the request
+//! as its own task, so a slow server never delays the schedule; the next request is generated
+//! while waiting, not after. With `max_concurrency` the task first waits for a slot; that wait
+//! is recorded as `queue_us` and the latency still counts from the intended time.
+//! *Closed loop* (`concurrency`): N workers, each sending its next request when the previous one
+//! ends; the intended time is the moment the worker picks the request up.
+//!
+//! Stopping: the `stop` token (Ctrl-C) ends dispatch at once; requests already sent get `grace`
+//! to finish, then the rest are aborted (outcome `aborted`) and the partial run is returned
+//! marked incomplete. Requests still waiting for a slot when stop arrives were never sent and
+//! are counted as `not_sent`.
+
+use crate::error::BenchError;
+use crate::record::RequestRecord;
+use crate::scenario::LoadMode;
+use crate::workload::{schedule, Generator, RequestSpec};
+use hdrhistogram::Histogram;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::time::{sleep_until, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Timing context handed to a sender for one request.
+#[derive(Debug, Clone)]
+pub struct SendCtx {
+    pub run_start: Instant,
+    /// The schedule's time for this request.
+    pub intended: Instant,
+    /// When it left the `max_concurrency` queue (= `intended` plus queueing, roughly).
+    pub dispatched: Instant,
+    /// Cancelled when the grace period after a stop has run out.
+    pub abort: CancellationToken,
+}
+
+/// What a sender returns: the record and the inter-token gaps (µs) of the stream.
+#[derive(Debug)]
+pub struct Sent {
+    pub record: RequestRecord,
+    pub itl_us: Vec<u64>,
+}
+
+/// Anything that can execute one request (the HTTP client, or a fake in tests).
+pub trait Sender: Send + Sync + 'static {
+    fn send(&self, spec: RequestSpec, ctx: SendCtx) -> impl Future<Output = Sent> + Send;
+}
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub mode: LoadMode,
+    pub warmup: u64,
+    /// Measured requests (warmup not included).
+    pub requests: Option<u64>,
+    /// Bound on the sending phase, warmup included.
+    pub duration: Option<Duration>,
+    pub seed: u64,
+    pub grace: Duration,
+}
+
+/// Everything a run produced, before any summary.
+#[derive(Debug)]
+pub struct RunData {
+    /// Every sent request (warmup included, flagged), in completion order.
+    pub records: Vec<RequestRecord>,
+    /// Inter-token gaps of measured, successful requests (µs).
+    pub itl_us: Histogram<u64>,
+    /// Requests the plan held (None for an unbounded closed loop).
+    pub planned: Option<u64>,
+    /// Dispatched but never sent (waiting for a slot at stop).
+    pub not_sent: u64,
+    pub peak_concurrency: u64,
+    /// Stopped by the caller before the plan was done.
+    pub interrupted: bool,
+    pub run_start: Instant,
+    pub wall: Duration,
+}
+
+impl RunData {
+    pub fn complete(&self) -> bool {
+        !self.interrupted
+    }
+}
+
+pub fn new_histogram() -> Histogram<u64> {
+    // 3 significant digits, auto-resizing: exact to 0.1 % at any magnitude.
+    let mut h = Histogram::new(3).expect("3 significant digits is a valid precision");
+    h.auto(true);
+    h
+}
+
+/// Counters the runner reads after every task is gone.
+#[derive(Default)]
+struct Counters {
+    in_flight: AtomicU64,
+    peak: AtomicU64,
+    not_sent: AtomicU64,
+}
+
+/// What each task holds; the channel closes when the last holder drops.
+struct Shared<S> {
+    sender: Arc<S>,
+    tx: mpsc::UnboundedSender<Sent>,
+    abort: CancellationToken,
+    stop: CancellationToken,
+    counters: Arc<Counters>,
+    run_start: Instant,
+}
+
+impl<S: Sender> Shared<S> {
+    async fn one(self: &Arc<Self>, spec: RequestSpec, intended: Instant, dispatched: Instant) {
+        let c = &self.counters;
+        let n = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        c.peak.fetch_max(n, Ordering::SeqCst);
+        let ctx = SendCtx { run_start: self.run_start, intended, dispatched, abort: self.abort.clone() };
+        let sent = self.sender.send(spec, ctx).await;
+        c.in_flight.fetch_sub(1, Ordering::SeqCst);
+        // The collector outlives every task, so this cannot fail; if it ever did the record
+        // would be lost, so count it as not sent rather than drop it silently.
+        if self.tx.send(sent).is_err() {
+            c.not_sent.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Runs the plan; `observe` sees each record as it completes (for progress display).
+pub async fn run<S: Sender>(
+    sender: Arc<S>,
+    generator: Generator,
+    cfg: &RunConfig,
+    stop: CancellationToken,
+    mut observe: impl FnMut(&RequestRecord),
+) -> Result<RunData, BenchError> {
+    let run_start = Instant::now();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Sent>();
+    let counters = Arc::new(Counters::default());
+    let shared = Arc::new(Shared {
+        sender,
+        tx,
+        abort: CancellationToken::new(),
+        stop: stop.clone(),
+        counters: counters.clone(),
+        run_start,
+    });
+    let total = cfg.requests.map(|r| r + cfg.warmup);
+    let deadline = cfg.duration.map(|d| run_start + d);
+    let planned;
+    let mut handles = Vec::new();
+    match &cfg.mode {
+        LoadMode::Open { rate_rps, arrival, burstiness, max_concurrency } => {
+            let offsets = schedule::arrival_offsets(*rate_rps, *arrival, *burstiness, total, cfg.duration.map(|d| d.as_secs_f64()), cfg.seed)
+                .map_err(BenchError::Usage)?;
+            planned = Some(offsets.len() as u64);
+            let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m as usize)));
+            let shared = shared.clone();
+            handles.push(tokio::spawn(async move {
+                for (i, off) in offsets.into_iter().enumerate() {
+                    let spec = generator.spec(i as u64);
+                    let intended = run_start + off;
+                    tokio::select! {
+                        biased;
+                        _ = shared.stop.cancelled() => break,
+                        _ = sleep_until(intended) => {}
+                    }
+                    let shared = shared.clone();
+                    let slots = slots.clone();
+                    tokio::spawn(async move {
+                        let _permit = match slots {
+                            None => None,
+                            Some(s) => tokio::select! {
+                                biased;
+                                _ = shared.stop.cancelled() => {
+                                    shared.counters.not_sent.fetch_add(1, Ordering::SeqCst);
+                                    return;
+                                }
+                                p = s.acquire_owned() => p.ok(),
+                            },
+                        };
+                        shared.one(spec, intended, Instant::now()).await;
+                    });
+                }
+            }));
+        }
+        LoadMode::Closed { concurrency } => {
+            planned = total;
+            let next = Arc::new(AtomicU64::new(0));
+            for _ in 0..*concurrency {
+                let (shared, next, generator) = (shared.clone(), next.clone(), generator.clone());
+                handles.push(tokio::spawn(async move {
+                    loop {
+                        if shared.stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                            break;
+                        }
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        if total.is_some_and(|t| i >= t) {
+                            break;
+                        }
+                        let spec = generator.spec(i);
+                        let now = Instant::now();
+                        shared.one(spec, now, now).await;
+                    }
+                }));
+            }
+        }
+    }
+
+    let mut records = Vec::new();
+    let mut itl = new_histogram();
+    let mut grace_end: Option<Instant> = None;
+    // Only the tasks hold senders now; the channel closes when the last one finishes.
+    let abort = shared.abort.clone();
+    drop(shared);
+    loop {
+        tokio::select! {
+            biased;
+            msg = rx.recv() => match msg {
+                Some(sent) => {
+                    if !sent.record.warmup && sent.record.outcome.is_ok() {
+                        for gap in &sent.itl_us {
+                            crate::metrics::record_us(&mut itl, *gap);
+                        }
+                    }
+                    observe(&sent.record);
+                    records.push(sent.record);
+                }
+                None => break,
+            },
+            _ = stop.cancelled(), if grace_end.is_none() => {
+                grace_end = Some(Instant::now() + cfg.grace);
+            }
+            _ = async { sleep_until(grace_end.unwrap_or_else(Instant::now)).await }, if grace_end.is_some() && !abort.is_cancelled() => {
+                abort.cancel();
+            }
+        }
+    }
+    for h in handles {
+        let _ = h.await;
+    }
+    // Interrupted means the stop came before the plan was through: a stop after the last
+    // request was dispatched changes nothing.
+    let dispatched_all = match planned {
+        Some(p) => records.len() as u64 + counters.not_sent.load(Ordering::SeqCst) >= p && counters.not_sent.load(Ordering::SeqCst) == 0,
+        None => false,
+    };
+    let aborted = records.iter().any(|r| r.outcome == crate::record::Outcome::Aborted);
+    let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
+    Ok(RunData {
+        not_sent: counters.not_sent.load(Ordering::SeqCst),
+        records,
+        itl_us: itl,
+        planned,
+        peak_concurrency: counters.peak.load(Ordering::SeqCst),
+        interrupted,
+        run_start,
+        wall: run_start.elapsed(),
+    })
+}

@@ -1,0 +1,244 @@
+//! Requests and their arrival times, both derived from the scenario's seed.
+//!
+//! Request `i` is generated from its own ChaCha8 stream (`seed`, stream `i`), so it is the same
+//! whatever order or shard sends it and whether or not the run is bounded by count or time.
+//! Synthetic prompts are sequences of common English words that BPE tokenizers (Llama, GPT,
+//! Qwen) encode as one token each with their leading space, so a prompt of N words is roughly
+//! N tokens plus the chat template; the real counts come back in `usage.prompt_tokens` and are
+//! what the results report.
+
+pub mod dataset;
+pub mod schedule;
+
+use crate::scenario::{DatasetOrder, LengthDist, Scenario, Workload};
+use dataset::{Dataset, DatasetPrompt};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+/// The prompt of one request, shaped for the API in use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prompt {
+    Text(String),
+    Messages(serde_json::Value),
+}
+
+/// One request of the plan.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub index: u64,
+    /// Excluded from metrics.
+    pub warmup: bool,
+    pub prompt: Prompt,
+    /// Tokens the prompt was built to have (synthetic workloads; approximate).
+    pub input_tokens_target: Option<u32>,
+    pub max_tokens: u32,
+    /// `long`/`short` in a mix, `prefix-N` for a shared-prefix group, else empty.
+    pub class: String,
+}
+
+/// Builds request `i` of a scenario on demand.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    workload: Workload,
+    seed: u64,
+    warmup: u64,
+    dataset: Option<Arc<Dataset>>,
+    /// Shared prefixes, built once.
+    prefixes: Arc<Vec<String>>,
+}
+
+/// Stream ids at the top of the range are reserved for prefixes and schedules.
+const PREFIX_STREAM_BASE: u64 = u64::MAX - (1 << 32);
+
+impl Generator {
+    pub fn new(s: &Scenario) -> Generator {
+        let prefixes = match &s.workload {
+            Workload::SharedPrefix {
+                prefixes,
+                prefix_tokens,
+                ..
+            } => (0..*prefixes as u64)
+                .map(|g| {
+                    let mut rng = stream_rng(s.seed, PREFIX_STREAM_BASE + g);
+                    words(&mut rng, *prefix_tokens)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Generator {
+            workload: s.workload.clone(),
+            seed: s.seed,
+            warmup: s.load.warmup,
+            dataset: s.dataset.clone(),
+            prefixes: Arc::new(prefixes),
+        }
+    }
+
+    pub fn spec(&self, index: u64) -> RequestSpec {
+        let mut rng = stream_rng(self.seed, index);
+        let sample = |d: &LengthDist, rng: &mut ChaCha8Rng| d.sample(rng);
+        let (prompt, target, max_tokens, class) = match &self.workload {
+            Workload::Synthetic {
+                input_tokens,
+                output_tokens,
+            } => {
+                let n = sample(input_tokens, &mut rng);
+                let out = sample(output_tokens, &mut rng);
+                (words(&mut rng, n), Some(n), out, String::new())
+            }
+            Workload::SharedPrefix {
+                prefixes,
+                prefix_tokens,
+                suffix_tokens,
+                output_tokens,
+            } => {
+                let g = rng.random_range(0..*prefixes) as usize;
+                let n = sample(suffix_tokens, &mut rng);
+                let out = sample(output_tokens, &mut rng);
+                let text = format!("{} {}", self.prefixes[g], words(&mut rng, n));
+                (text, Some(prefix_tokens + n), out, format!("prefix-{g}"))
+            }
+            Workload::LongShortMix {
+                long_fraction,
+                short,
+                long,
+            } => {
+                let is_long = rng.random_bool(*long_fraction);
+                let l = if is_long { long } else { short };
+                let n = sample(&l.input_tokens, &mut rng);
+                let out = sample(&l.output_tokens, &mut rng);
+                let class = if is_long { "long" } else { "short" };
+                (words(&mut rng, n), Some(n), out, class.to_string())
+            }
+            Workload::Dataset {
+                order,
+                output_tokens,
+                ..
+            } => {
+                // The scenario loader always attaches the dataset it validated.
+                let d = self
+                    .dataset
+                    .as_ref()
+                    .expect("dataset workload carries its dataset");
+                let n = d.entries.len() as u64;
+                let i = match order {
+                    DatasetOrder::Sequential => index % n,
+                    DatasetOrder::Shuffle => rng.random_range(0..n),
+                } as usize;
+                let e = &d.entries[i];
+                let out = e
+                    .output_tokens
+                    .unwrap_or_else(|| sample(output_tokens, &mut rng));
+                let prompt = match &e.prompt {
+                    DatasetPrompt::Text(t) => Prompt::Text(t.clone()),
+                    DatasetPrompt::Messages(m) => Prompt::Messages(m.clone()),
+                };
+                return RequestSpec {
+                    index,
+                    warmup: index < self.warmup,
+                    prompt,
+                    input_tokens_target: None,
+                    max_tokens: out,
+                    class: format!("line-{}", e.line),
+                };
+            }
+        };
+        RequestSpec {
+            index,
+            warmup: index < self.warmup,
+            prompt: Prompt::Text(prompt),
+            input_tokens_target: target,
+            max_tokens,
+            class,
+        }
+    }
+}
+
+pub(crate) fn stream_rng(seed: u64, stream: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(stream);
+    rng
+}
+
+/// Words that common BPE vocabularies hold as single tokens (with a leading space).
+const VOCAB: &[&str] = &[
+    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
+    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
+    "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
+    "been", "if", "more", "when", "will", "would", "who", "so", "no", "time", "people", "year",
+    "way", "day", "man", "thing", "woman", "life", "child", "world", "school", "state", "family",
+    "student", "group", "country", "problem", "hand", "part", "place", "case", "week", "company",
+    "system", "program", "question", "work", "number", "night", "point", "home", "water", "room",
+    "mother", "area", "money", "story", "fact", "month", "lot", "right", "study", "book", "eye",
+    "job", "word", "business", "issue", "side", "kind", "head", "house", "service", "friend",
+    "father", "power", "hour", "game", "line", "end", "member", "law", "car", "city", "name",
+    "team", "minute", "idea", "body", "back", "face", "level", "office", "door", "health",
+    "person", "art", "war", "history", "party", "result", "change", "morning", "reason",
+    "research", "girl", "guy", "moment", "air", "teacher", "force", "education",
+];
+
+/// `n` space-separated words drawn uniformly from [`VOCAB`].
+pub fn words<R: Rng + ?Sized>(rng: &mut R, n: u32) -> String {
+    let mut s = String::with_capacity(n as usize * 6);
+    for i in 0..n {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(VOCAB[rng.random_range(0..VOCAB.len())]);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(workload: &str) -> Scenario {
+        let text = format!(
+            "name = \"t\"\nseed = 9\n[workload]\n{workload}\n[load]\nconcurrency = 1\nrequests = 10\nwarmup = 2\n"
+        );
+        Scenario::parse(&text, Path::new("t.toml")).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_requests_and_warmup_first() {
+        let s = scenario("type = \"synthetic\"\ninput_tokens = { dist = \"uniform\", min = 5, max = 50 }\noutput_tokens = 7");
+        let a = Generator::new(&s);
+        let b = Generator::new(&s);
+        for i in 0..12 {
+            let (x, y) = (a.spec(i), b.spec(i));
+            assert_eq!(x.prompt, y.prompt);
+            assert_eq!(x.max_tokens, 7);
+            assert_eq!(x.warmup, i < 2);
+            let Prompt::Text(t) = &x.prompt else { panic!() };
+            assert_eq!(t.split(' ').count() as u32, x.input_tokens_target.unwrap());
+        }
+        assert_ne!(a.spec(0).prompt, a.spec(1).prompt);
+    }
+
+    #[test]
+    fn shared_prefix_requests_share_their_group_prefix() {
+        let s = scenario("type = \"shared_prefix\"\nprefixes = 2\nprefix_tokens = 30\nsuffix_tokens = 5\noutput_tokens = 4");
+        let g = Generator::new(&s);
+        let specs: Vec<_> = (0..20).map(|i| g.spec(i)).collect();
+        for sp in &specs {
+            let Prompt::Text(t) = &sp.prompt else { panic!() };
+            let grp: usize = sp.class.trim_start_matches("prefix-").parse().unwrap();
+            assert!(t.starts_with(&g.prefixes[grp]));
+            assert_eq!(sp.input_tokens_target, Some(35));
+        }
+        assert!(specs.iter().any(|s| s.class == "prefix-0") && specs.iter().any(|s| s.class == "prefix-1"));
+    }
+
+    #[test]
+    fn long_short_mix_follows_fraction() {
+        let s = scenario("type = \"long_short_mix\"\nlong_fraction = 0.25\nshort = { input_tokens = 10, output_tokens = 5 }\nlong = { input_tokens = 400, output_tokens = 50 }");
+        let g = Generator::new(&s);
+        let longs = (0..4000).filter(|i| g.spec(*i).class == "long").count();
+        assert!((900..1100).contains(&longs), "{longs}");
+        let l = (0..50).map(|i| g.spec(i)).find(|s| s.class == "long").unwrap();
+        assert_eq!((l.input_tokens_target, l.max_tokens), (Some(400), 50));
+    }
+}
