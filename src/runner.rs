@@ -148,6 +148,7 @@ pub async fn run<S: Sender>(
     });
     let total = cfg.requests.map(|r| r + cfg.warmup);
     let deadline = cfg.duration.map(|d| run_start + d);
+    let warmup = cfg.warmup;
     let planned;
     let mut handles = Vec::new();
     match &cfg.mode {
@@ -159,7 +160,8 @@ pub async fn run<S: Sender>(
             let shared = shared.clone();
             handles.push(tokio::spawn(async move {
                 for (i, off) in offsets.into_iter().enumerate() {
-                    let spec = generator.spec(i as u64);
+                    let mut spec = generator.spec(i as u64);
+                    spec.warmup = (i as u64) < warmup;
                     let intended = run_start + off;
                     tokio::select! {
                         biased;
@@ -199,7 +201,8 @@ pub async fn run<S: Sender>(
                         if total.is_some_and(|t| i >= t) {
                             break;
                         }
-                        let spec = generator.spec(i);
+                        let mut spec = generator.spec(i);
+                        spec.warmup = i < warmup;
                         let now = Instant::now();
                         shared.one(spec, now, now).await;
                     }

@@ -27,7 +27,7 @@ pub enum Prompt {
 #[derive(Debug, Clone)]
 pub struct RequestSpec {
     pub index: u64,
-    /// Excluded from metrics.
+    /// Excluded from metrics (set by the runner: the first `warmup` indices).
     pub warmup: bool,
     pub prompt: Prompt,
     /// Tokens the prompt was built to have (synthetic workloads; approximate).
@@ -42,7 +42,6 @@ pub struct RequestSpec {
 pub struct Generator {
     workload: Workload,
     seed: u64,
-    warmup: u64,
     dataset: Option<Arc<Dataset>>,
     /// Shared prefixes, built once.
     prefixes: Arc<Vec<String>>,
@@ -69,7 +68,6 @@ impl Generator {
         Generator {
             workload: s.workload.clone(),
             seed: s.seed,
-            warmup: s.load.warmup,
             dataset: s.dataset.clone(),
             prefixes: Arc::new(prefixes),
         }
@@ -136,7 +134,7 @@ impl Generator {
                 };
                 return RequestSpec {
                     index,
-                    warmup: index < self.warmup,
+                    warmup: false,
                     prompt,
                     input_tokens_target: None,
                     max_tokens: out,
@@ -146,7 +144,7 @@ impl Generator {
         };
         RequestSpec {
             index,
-            warmup: index < self.warmup,
+            warmup: false,
             prompt: Prompt::Text(prompt),
             input_tokens_target: target,
             max_tokens,
@@ -203,7 +201,7 @@ mod tests {
     }
 
     #[test]
-    fn same_seed_same_requests_and_warmup_first() {
+    fn same_seed_same_requests() {
         let s = scenario("type = \"synthetic\"\ninput_tokens = { dist = \"uniform\", min = 5, max = 50 }\noutput_tokens = 7");
         let a = Generator::new(&s);
         let b = Generator::new(&s);
@@ -211,7 +209,6 @@ mod tests {
             let (x, y) = (a.spec(i), b.spec(i));
             assert_eq!(x.prompt, y.prompt);
             assert_eq!(x.max_tokens, 7);
-            assert_eq!(x.warmup, i < 2);
             let Prompt::Text(t) = &x.prompt else { panic!() };
             assert_eq!(t.split(' ').count() as u32, x.input_tokens_target.unwrap());
         }

@@ -1,0 +1,252 @@
+//! An in-process OpenAI-compatible SSE server for tests, with fault injection by request index.
+//!
+//! The index comes from the `X-Request-Id: {run_id}-{index}` header that `bench` sends. Normal
+//! requests stream like vLLM's chat endpoint: a role-only first chunk at once, then the first
+//! token after `first_token_delay`, then one token every `token_gap`, a usage chunk and `[DONE]`.
+#![allow(dead_code)]
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    Status(u16),
+    /// Close the connection after this many tokens.
+    Disconnect(u32),
+    /// Send the role chunk, then nothing for a long time.
+    Stall,
+    /// Stream normally but send no usage chunk.
+    NoUsage,
+    /// A `data:` line that is not JSON, after one token.
+    Malformed,
+    /// An error object inside the stream after one token.
+    ErrorEvent,
+    /// Finish cleanly with no text at all.
+    Empty,
+    /// Stop after `n` tokens although max_tokens asked for more (like an EOS).
+    ShortOutput(u32),
+    /// An error response that echoes the Authorization header (to test redaction).
+    EchoAuth,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub first_token_delay: Duration,
+    pub token_gap: Duration,
+    pub faults: HashMap<u64, Fault>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { first_token_delay: Duration::from_millis(20), token_gap: Duration::from_millis(1), faults: HashMap::new() }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub path: String,
+    pub index: Option<u64>,
+    pub body: serde_json::Value,
+    pub authorization: Option<String>,
+}
+
+#[derive(Default)]
+pub struct Log {
+    pub received: Mutex<Vec<Received>>,
+}
+
+struct AppState {
+    cfg: Config,
+    log: Arc<Log>,
+}
+
+/// Starts the server on 127.0.0.1:0 in the current runtime.
+pub async fn spawn(cfg: Config) -> (SocketAddr, Arc<Log>) {
+    let log = Arc::new(Log::default());
+    let state = Arc::new(AppState { cfg, log: log.clone() });
+    let app = Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/completions", post(completions))
+        .route("/v1/models", get(|| async { Json(serde_json::json!({"object":"list","data":[{"id":"test-model","object":"model"}]})) }))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // TCP_NODELAY as real engines' servers set it: with Nagle on, small SSE writes queue
+    // behind the client's delayed ACKs and arrive in bursts.
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (addr, log)
+}
+
+/// Starts the server on its own runtime thread (for tests that run the `bench` binary).
+pub fn spawn_background(cfg: Config) -> (SocketAddr, Arc<Log>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        rt.block_on(async move {
+            let r = spawn(cfg).await;
+            tx.send(r).unwrap();
+            std::future::pending::<()>().await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+async fn chat(State(s): State<Arc<AppState>>, headers: HeaderMap, Json(body): Json<serde_json::Value>) -> Response {
+    respond(s, headers, body, true, "/v1/chat/completions")
+}
+
+async fn completions(State(s): State<Arc<AppState>>, headers: HeaderMap, Json(body): Json<serde_json::Value>) -> Response {
+    respond(s, headers, body, false, "/v1/completions")
+}
+
+fn sse(v: serde_json::Value) -> Bytes {
+    Bytes::from(format!("data: {v}\n\n"))
+}
+
+fn token_chunk(chat: bool, text: &str) -> Bytes {
+    if chat {
+        sse(serde_json::json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}))
+    } else {
+        sse(serde_json::json!({"object":"text_completion","choices":[{"index":0,"text":text,"finish_reason":null}]}))
+    }
+}
+
+fn respond(s: Arc<AppState>, headers: HeaderMap, body: serde_json::Value, chat: bool, path: &str) -> Response {
+    let index = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.rsplit('-').next())
+        .and_then(|v| v.parse::<u64>().ok());
+    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    s.log.received.lock().unwrap().push(Received { path: path.into(), index, body: body.clone(), authorization: authorization.clone() });
+    let fault = index.and_then(|i| s.cfg.faults.get(&i).copied());
+    match fault {
+        Some(Fault::Status(code)) => {
+            let code = StatusCode::from_u16(code).unwrap();
+            return (code, Json(serde_json::json!({"error":{"message":format!("injected {code}"),"code":code.as_u16()}}))).into_response();
+        }
+        Some(Fault::EchoAuth) => {
+            let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());
+            return (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"error":{"message":msg}}))).into_response();
+        }
+        _ => {}
+    }
+    let max_tokens = body.get("max_tokens").and_then(|v| v.as_u64()).unwrap_or(16) as u32;
+    let prompt_tokens = 7u64;
+    let cfg = s.cfg.clone();
+    let stream = async_stream(move |tx| async move {
+        if chat {
+            tx.send(sse(serde_json::json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}))).await?;
+        }
+        if fault == Some(Fault::Stall) {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+        tokio::time::sleep(cfg.first_token_delay).await;
+        let n = match fault {
+            Some(Fault::Empty) => 0,
+            Some(Fault::ShortOutput(k)) => k.min(max_tokens),
+            _ => max_tokens,
+        };
+        for i in 0..n {
+            if i > 0 {
+                tokio::time::sleep(cfg.token_gap).await;
+            }
+            match fault {
+                Some(Fault::Disconnect(k)) if i == k => return Err(()),
+                Some(Fault::Malformed) if i == 1 => {
+                    tx.send(Bytes::from_static(b"data: {not json\n\n")).await?;
+                }
+                Some(Fault::ErrorEvent) if i == 1 => {
+                    tx.send(sse(serde_json::json!({"error":{"message":"engine died","code":500}}))).await?;
+                }
+                _ => {}
+            }
+            tx.send(token_chunk(chat, " tok")).await?;
+        }
+        let finish = if chat {
+            sse(serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}))
+        } else {
+            sse(serde_json::json!({"choices":[{"index":0,"text":"","finish_reason":"length"}]}))
+        };
+        tx.send(finish).await?;
+        if fault != Some(Fault::NoUsage) {
+            tx.send(sse(serde_json::json!({"choices":[],"usage":{"prompt_tokens":prompt_tokens,"completion_tokens":n,"total_tokens":prompt_tokens + n as u64}}))).await?;
+        }
+        tx.send(Bytes::from_static(b"data: [DONE]\n\n")).await?;
+        Ok(())
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
+
+/// A body stream fed by a producer task; the producer returning `Err` breaks the connection.
+fn async_stream<F, Fut>(f: F) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>>
+where
+    F: FnOnce(Tx) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), ()>> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(64);
+    let tx2 = tx.clone();
+    tokio::spawn(async move {
+        if f(Tx(tx)).await.is_err() {
+            let _ = tx2.send(Err(std::io::Error::other("injected disconnect"))).await;
+        }
+    });
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) })
+}
+
+pub struct Tx(tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>);
+
+impl Tx {
+    pub async fn send(&self, b: Bytes) -> Result<(), ()> {
+        self.0.send(Ok(b)).await.map_err(|_| ())
+    }
+}
+
+#[allow(unused)]
+fn _infallible(_: Infallible) {}
+
+/// A scenario file pointing at `addr`, written into `dir`.
+pub fn scenario(dir: &std::path::Path, addr: SocketAddr, extra_request: &str, load: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"name = "e2e"
+api = "chat"
+model = "test-model"
+endpoint = "http://{addr}/v1"
+seed = 5
+
+[request]
+first_token_timeout_s = 0.5
+timeout_s = 5
+{extra_request}
+
+[workload]
+type = "synthetic"
+input_tokens = 16
+output_tokens = 8
+
+[load]
+{load}
+"#
+    );
+    let p = dir.join("e2e.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
