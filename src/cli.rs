@@ -23,7 +23,7 @@ pub enum Command {
         /// Scenario file (TOML).
         scenario: PathBuf,
     },
-    /// Benchmark the harness itself against an in-process server that streams flat out.
+    /// Benchmark the harness itself: chunks/s it handles and the TTFT it adds, at 1, 64, 1024 streams.
     Selftest(SelftestArgs),
 }
 
@@ -82,12 +82,19 @@ pub struct SelftestArgs {
     /// Concurrent streams to test, comma-separated.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 64, 1024])]
     pub streams: Vec<u32>,
-    /// Tokens (SSE chunks) each response streams.
+    /// Content chunks each response streams in the flat-out table.
     #[arg(long, default_value_t = 256)]
     pub tokens: u32,
-    /// Requests per stream at each level (total = streams × this, at least 200).
+    /// Content chunks each response streams in the paced table.
+    #[arg(long, default_value_t = 32)]
+    pub paced_tokens: u32,
+    /// Requests per stream at each level (total = streams × this, at least 200 flat out and 20 paced).
     #[arg(long, default_value_t = 4)]
     pub rounds: u32,
+    /// Gap between content chunks in the paced table, ms (20 ms = 50 tok/s per stream, like a
+    /// real engine's decode).
+    #[arg(long, default_value_t = 20.0)]
+    pub pace_ms: f64,
 }
 
 pub fn parse() -> Cli {

@@ -116,7 +116,9 @@ impl<S: Sender> Shared<S> {
         let c = &self.counters;
         let n = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         c.peak.fetch_max(n, Ordering::SeqCst);
-        let ctx = SendCtx { run_start: self.run_start, intended, dispatched, abort: self.abort.clone() };
+        // A child token per request: polling a token locks it, and one token shared by a
+        // thousand streams polled on every chunk is a contended lock.
+        let ctx = SendCtx { run_start: self.run_start, intended, dispatched, abort: self.abort.child_token() };
         let sent = self.sender.send(spec, ctx).await;
         c.in_flight.fetch_sub(1, Ordering::SeqCst);
         // The collector outlives every task, so this cannot fail; if it ever did the record

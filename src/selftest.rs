@@ -1,6 +1,242 @@
-//! `bench selftest`: how much the harness itself costs. Placeholder replaced below.
+//! `bench selftest`: what the harness itself costs, measured against a server that streams as
+//! fast as it can.
+//!
+//! An axum server on 127.0.0.1:0 (its own one-thread runtime) answers every chat request with a
+//! role-only chunk, `--tokens` content chunks shaped like vLLM's, a usage chunk and `[DONE]`,
+//! all ready at once, so the client is the bottleneck. It stamps the moment it hands the first
+//! content chunk to hyper. The real client and runner (closed loop, concurrency = streams,
+//! one warmup round to open the connections) then measure TTFT as usual, and
+//!
+//! * *chunks/s handled* = content chunks of measured requests / measured window;
+//! * *added TTFT* = client's first-content timestamp − server's first-content timestamp, per
+//!   request (both from the same process's monotonic clock), reported as p50/p99/max.
+//!
+//! Both sides share the machine's cores, so on a small machine the figures include the server's
+//! own CPU use; they are an upper bound on the client's cost.
+
 use crate::cli::SelftestArgs;
+use crate::client::{HttpSender, Target};
 use crate::error::BenchError;
-pub async fn run(_args: SelftestArgs) -> Result<u8, BenchError> {
-    Err(BenchError::Runtime("not yet".into()))
+use crate::metrics::{record_us, summarize};
+use crate::runner::{self, new_histogram, RunConfig};
+use crate::scenario::{Api, Arrival, LoadMode, Scenario};
+use crate::workload::Generator;
+use crate::EXIT_OK;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+type Stamps = Arc<Mutex<HashMap<u64, Instant>>>;
+
+struct FastServer {
+    addr: SocketAddr,
+    stamps: Stamps,
+}
+
+#[derive(Clone)]
+struct ServerState {
+    chunks: Arc<Vec<Bytes>>,
+    stamps: Stamps,
+    /// Gap between content chunks (zero: flat out).
+    pace: Duration,
+}
+
+fn chunk(v: serde_json::Value) -> Bytes {
+    Bytes::from(format!("data: {v}\n\n"))
+}
+
+impl FastServer {
+    fn start(tokens: u32, pace: Duration) -> Result<FastServer, BenchError> {
+        let mut chunks = vec![chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}))];
+        for _ in 0..tokens {
+            chunks.push(chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]})));
+        }
+        chunks.push(chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"length"}]})));
+        chunks.push(chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[],"usage":{"prompt_tokens":8,"completion_tokens":tokens,"total_tokens":8 + tokens}})));
+        chunks.push(Bytes::from_static(b"data: [DONE]\n\n"));
+        let stamps: Stamps = Arc::default();
+        let state = ServerState { chunks: Arc::new(chunks), stamps: stamps.clone(), pace };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("selftest-server".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    use axum::serve::ListenerExt;
+                    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+                        Ok(l) => l,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    let addr = listener.local_addr().map_err(|e| e.to_string());
+                    let _ = tx.send(addr);
+                    let listener = listener.tap_io(|t| {
+                        let _ = t.set_nodelay(true);
+                    });
+                    let app = Router::new().route("/v1/chat/completions", post(stream)).with_state(state);
+                    let _ = axum::serve(listener, app).await;
+                });
+            })
+            .map_err(|e| BenchError::Runtime(format!("cannot start the selftest server: {e}")))?;
+        let addr = rx
+            .recv()
+            .map_err(|e| BenchError::Runtime(format!("selftest server did not start: {e}")))?
+            .map_err(|e| BenchError::Runtime(format!("selftest server did not start: {e}")))?;
+        Ok(FastServer { addr, stamps })
+    }
+}
+
+async fn stream(State(s): State<ServerState>, headers: HeaderMap) -> Response {
+    let index = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.rsplit('-').next())
+        .and_then(|v| v.parse::<u64>().ok());
+    let chunks = s.chunks.clone();
+    let stamps = s.stamps.clone();
+    let pace = s.pace;
+    let body = futures_util::stream::unfold(0usize, move |i| {
+        let chunks = chunks.clone();
+        let stamps = stamps.clone();
+        async move {
+            let c = chunks.get(i)?.clone();
+            if i == 2 {
+                // Let hyper flush the role chunk and the first token before producing the rest;
+                // otherwise it buffers the whole response and the first token leaves last.
+                tokio::task::yield_now().await;
+            }
+            if i >= 2 && !pace.is_zero() {
+                tokio::time::sleep(pace).await;
+            }
+            if i == 1 {
+                if let (Some(ix), Ok(mut m)) = (index, stamps.lock()) {
+                    m.insert(ix, Instant::now());
+                }
+            }
+            Some((Ok::<_, std::convert::Infallible>(c), i + 1))
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(body))
+        .unwrap_or_default()
+}
+
+/// One concurrency level's figures.
+#[derive(Debug, Clone)]
+pub struct Level {
+    pub streams: u32,
+    pub requests: u64,
+    pub ok: u64,
+    pub chunks_per_s: f64,
+    pub added_ttft_p50_us: u64,
+    pub added_ttft_p99_us: u64,
+    pub added_ttft_max_us: u64,
+    pub peak: u64,
+}
+
+pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
+    if args.streams.is_empty() || args.streams.contains(&0) {
+        return Err(BenchError::usage("--streams: give one or more positive counts, e.g. 1,64,1024"));
+    }
+    if !(args.pace_ms.is_finite() && args.pace_ms > 0.0) {
+        return Err(BenchError::usage("--pace-ms: must be > 0"));
+    }
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("bench selftest: server and client in one process on {cpus} CPU(s)");
+    let paced = Duration::from_secs_f64(args.pace_ms / 1000.0);
+    let tables = [
+        (Duration::ZERO, args.tokens, "flat out: the server sends every chunk at once; closed loop, concurrency = streams".to_string()),
+        (paced, args.paced_tokens, format!("paced: one chunk every {} ms per stream; open loop (Poisson) at the rate that keeps `streams` in flight", args.pace_ms)),
+    ];
+    for (pace, tokens, title) in tables {
+        let server = FastServer::start(tokens, pace)?;
+        println!("\n{title}; {tokens} content chunks per response");
+        println!(
+            "{:>8} {:>9} {:>6} {:>6} {:>12} {:>18} {:>18} {:>18}",
+            "streams", "requests", "ok", "peak", "chunks/s", "added TTFT p50 µs", "added TTFT p99 µs", "added TTFT max µs"
+        );
+        for &streams in &args.streams {
+            let l = level(&server, streams, tokens, args.rounds, pace).await?;
+            println!(
+                "{:>8} {:>9} {:>6} {:>6} {:>12.0} {:>18} {:>18} {:>18}",
+                l.streams, l.requests, l.ok, l.peak, l.chunks_per_s, l.added_ttft_p50_us, l.added_ttft_p99_us, l.added_ttft_max_us
+            );
+        }
+    }
+    println!("\nchunks/s: content chunks handled per second of the measured window. added TTFT: the client's");
+    println!("first-content timestamp − the server's, per request. peak: most requests in flight.");
+    Ok(EXIT_OK)
+}
+
+async fn level(server: &FastServer, streams: u32, tokens: u32, rounds: u32, pace: Duration) -> Result<Level, BenchError> {
+    if let Ok(mut m) = server.stamps.lock() {
+        m.clear();
+    }
+    // Flat out, a level takes a fraction of a second, so 200 requests are cheap; paced, one
+    // response lasts tokens × pace and the open loop runs at streams / that, so keep it short.
+    let floor = if pace.is_zero() { 200 } else { 20 };
+    let requests = (streams as u64 * rounds as u64).max(floor);
+    let text = format!(
+        "name = \"selftest\"\n[request]\ntimeout_s = 120\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = {tokens}\n[load]\nconcurrency = {streams}\nrequests = {requests}\nwarmup = {streams}\n"
+    );
+    let s = Scenario::parse(&text, Path::new("<selftest>"))?;
+    let target = Target::new(&format!("http://{}/v1", server.addr), Api::Chat, "selftest".into(), None)?;
+    let sender = Arc::new(HttpSender::new(target, s.request.clone(), format!("selftest{streams}"))?);
+    let mode = if pace.is_zero() {
+        LoadMode::Closed { concurrency: streams }
+    } else {
+        // Poisson arrivals at the rate that keeps `streams` requests in flight on average
+        // (Little's law: rate = concurrency / duration of one response).
+        let per_request_s = pace.as_secs_f64() * tokens as f64;
+        LoadMode::Open { rate_rps: streams as f64 / per_request_s, arrival: Arrival::Poisson, burstiness: 1.0, max_concurrency: None }
+    };
+    let cfg = RunConfig {
+        mode,
+        warmup: s.load.warmup,
+        requests: s.load.requests,
+        duration: None,
+        seed: s.seed,
+        grace: Duration::from_secs(1),
+    };
+    let data = runner::run(sender, Generator::new(&s), &cfg, CancellationToken::new(), |_| {}).await?;
+    let (summary, _) = summarize(&data, &s.slo, true);
+    let stamps = server.stamps.lock().map(|m| m.clone()).unwrap_or_default();
+    let start = data.run_start.into_std();
+    let mut added = new_histogram();
+    let mut chunks = 0u64;
+    for r in data.records.iter().filter(|r| !r.warmup && r.outcome.is_ok()) {
+        chunks += r.content_chunks as u64;
+        let (Some(ttft), Some(server_first)) = (r.ttft_us, stamps.get(&r.index)) else { continue };
+        let client_first = start + Duration::from_micros(r.intended_us + ttft);
+        record_us(&mut added, client_first.saturating_duration_since(*server_first).as_micros() as u64);
+    }
+    let window = summary.throughput.window_s;
+    Ok(Level {
+        streams,
+        requests,
+        ok: summary.counts.ok,
+        chunks_per_s: if window > 0.0 { chunks as f64 / window } else { 0.0 },
+        added_ttft_p50_us: added.value_at_quantile(0.5),
+        added_ttft_p99_us: added.value_at_quantile(0.99),
+        added_ttft_max_us: added.max(),
+        peak: summary.throughput.peak_concurrency,
+    })
 }

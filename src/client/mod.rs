@@ -244,31 +244,39 @@ impl HttpSender {
             let mut stream = resp.bytes_stream();
             let mut decoder = SseDecoder::new();
             let mut events = Vec::new();
+            // One cancellation waiter and one timer for the whole stream, re-armed rather than
+            // re-created per read: with a thousand streams a fresh waiter (a lock on the shared
+            // token) and a fresh timer entry per chunk cost more than parsing the chunk.
+            let cancelled = ctx.abort.cancelled();
+            tokio::pin!(cancelled);
+            let timer = tokio::time::sleep_until(first_deadline);
+            tokio::pin!(timer);
             loop {
-                let deadline = if p.first.is_none() { first_deadline } else { total_deadline };
-                match step(&ctx.abort, deadline, stream.next()).await {
-                    Step::Aborted => break 'run (Outcome::Aborted, None),
-                    Step::TimedOut if p.first.is_none() => break 'run (Outcome::TimeoutFirstToken, None),
-                    Step::TimedOut => break 'run (Outcome::TimeoutTotal, None),
-                    Step::Done(Some(Err(e))) => break 'run (Outcome::StreamBroken, Some(error_chain(&e))),
-                    Step::Done(Some(Ok(bytes))) => {
-                        let at = Instant::now();
-                        decoder.feed(&bytes, &mut events);
-                        if let Err((o, m)) = p.events(&mut events, at) {
-                            break 'run (o, Some(m));
-                        }
-                        if p.done {
-                            break;
-                        }
+                let had_first = p.first.is_some();
+                let item = tokio::select! {
+                    biased;
+                    _ = &mut cancelled => break 'run (Outcome::Aborted, None),
+                    _ = &mut timer => {
+                        let kind = if had_first { Outcome::TimeoutTotal } else { Outcome::TimeoutFirstToken };
+                        break 'run (kind, None);
                     }
-                    Step::Done(None) => {
-                        let at = Instant::now();
-                        decoder.finish(&mut events);
-                        if let Err((o, m)) = p.events(&mut events, at) {
-                            break 'run (o, Some(m));
-                        }
-                        break;
-                    }
+                    item = stream.next() => item,
+                };
+                let at = Instant::now();
+                let ended = item.is_none();
+                match item {
+                    Some(Err(e)) => break 'run (Outcome::StreamBroken, Some(error_chain(&e))),
+                    Some(Ok(bytes)) => decoder.feed(&bytes, &mut events),
+                    None => decoder.finish(&mut events),
+                }
+                if let Err((o, m)) = p.events(&mut events, at) {
+                    break 'run (o, Some(m));
+                }
+                if p.done || ended {
+                    break;
+                }
+                if !had_first && p.first.is_some() {
+                    timer.as_mut().reset(total_deadline);
                 }
             }
             if !p.done && p.finish_reason.is_none() && p.usage.is_none() {

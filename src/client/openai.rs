@@ -9,6 +9,7 @@ use crate::scenario::{Api, RequestParams};
 use crate::workload::{Prompt, RequestSpec};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// The JSON body for one request.
 pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
@@ -51,28 +52,35 @@ pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &Reques
     Value::Object(body)
 }
 
+// Borrowed where possible: a chunk is parsed on the hot path and only text lengths are kept.
 #[derive(Debug, Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Vec<Choice>,
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
     usage: Option<Usage>,
     error: Option<Value>,
-    object: Option<String>,
+    #[serde(borrow)]
+    object: Option<Cow<'a, str>>,
     message: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Choice {
-    delta: Option<Delta>,
-    text: Option<String>,
+struct Choice<'a> {
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
     finish_reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Delta {
-    content: Option<String>,
-    reasoning_content: Option<String>,
-    reasoning: Option<String>,
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
 }
 
 /// Token counts from a `usage` object.

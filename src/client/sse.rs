@@ -57,32 +57,39 @@ impl SseDecoder {
                 bytes = &bytes[1..];
             }
         }
-        self.buf.extend_from_slice(bytes);
-        let mut start = 0;
-        let mut i = 0;
-        while i < self.buf.len() {
-            let b = self.buf[i];
-            if b == b'\n' || b == b'\r' {
-                let end = i;
-                i += 1;
-                if b == b'\r' {
-                    if i < self.buf.len() {
-                        if self.buf[i] == b'\n' {
-                            i += 1;
-                        }
-                    } else {
-                        self.skip_lf = true;
-                    }
-                }
-                let line = std::mem::take(&mut self.buf);
-                self.line(&line[start..end], out);
-                self.buf = line;
-                start = i;
-            } else {
-                i += 1;
-            }
+        if self.buf.is_empty() {
+            // The common case: no partial line pending, so scan the read in place and keep only
+            // its unfinished tail.
+            let used = self.scan(bytes, out);
+            self.buf.extend_from_slice(&bytes[used..]);
+        } else {
+            self.buf.extend_from_slice(bytes);
+            let buf = std::mem::take(&mut self.buf);
+            let used = self.scan(&buf, out);
+            self.buf = buf;
+            self.buf.drain(..used);
         }
-        self.buf.drain(..start);
+    }
+
+    /// Processes every complete line of `data`; returns how many bytes that consumed.
+    fn scan(&mut self, data: &[u8], out: &mut Vec<SseEvent>) -> usize {
+        let mut start = 0;
+        while let Some(off) = data[start..].iter().position(|&c| c == b'\n' || c == b'\r') {
+            let end = start + off;
+            let mut next = end + 1;
+            if data[end] == b'\r' {
+                if next < data.len() {
+                    if data[next] == b'\n' {
+                        next += 1;
+                    }
+                } else {
+                    self.skip_lf = true;
+                }
+            }
+            self.line(&data[start..end], out);
+            start = next;
+        }
+        start
     }
 
     /// Ends the stream: a final event that lacked its blank line is still dispatched (servers
