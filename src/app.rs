@@ -12,14 +12,14 @@ use crate::{export, EXIT_ERROR, EXIT_OK};
 use chrono::Utc;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
     match cli.command {
-        Command::Run(args) => run_command(args).await,
+        Command::Run(args) => run_command(*args).await,
         Command::Validate { scenario } => {
             let s = Scenario::load(&scenario)?;
             println!("{}: ok", scenario.display());
@@ -48,9 +48,11 @@ pub struct RunSetup {
 pub fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, BenchError> {
     let mut out = BTreeMap::new();
     for v in vars {
-        let (k, val) = v
-            .split_once('=')
-            .ok_or_else(|| BenchError::usage(format!("--var `{v}`: write it as KEY=VALUE, e.g. --var prefix_cache=on")))?;
+        let (k, val) = v.split_once('=').ok_or_else(|| {
+            BenchError::usage(format!(
+                "--var `{v}`: write it as KEY=VALUE, e.g. --var prefix_cache=on"
+            ))
+        })?;
         let k = k.trim();
         if k.is_empty() {
             return Err(BenchError::usage(format!("--var `{v}`: the key is empty")));
@@ -80,7 +82,9 @@ impl RunSetup {
         overrides.apply(&mut scenario)?;
         let vars = parse_vars(&args.vars)?;
         if !(args.grace.is_finite() && args.grace >= 0.0) {
-            return Err(BenchError::usage("--grace: must be a number of seconds ≥ 0"));
+            return Err(BenchError::usage(
+                "--grace: must be a number of seconds ≥ 0",
+            ));
         }
         let endpoint = scenario.endpoint.clone().ok_or_else(|| {
             BenchError::usage(format!(
@@ -88,9 +92,17 @@ impl RunSetup {
                 args.scenario.display()
             ))
         })?;
-        let key_var = scenario.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
-        let api_key = std::env::var(&key_var).ok().filter(|k| !k.trim().is_empty());
-        let out = args.out.clone().unwrap_or_else(|| default_out_dir(&scenario.name));
+        let key_var = scenario
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key = std::env::var(&key_var)
+            .ok()
+            .filter(|k| !k.trim().is_empty());
+        let out = args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out_dir(&scenario.name));
         Ok(RunSetup {
             model: scenario.model.clone(),
             scenario,
@@ -121,7 +133,12 @@ fn default_out_dir(name: &str) -> PathBuf {
 pub fn describe(s: &Scenario) -> String {
     let load = match &s.load.mode {
         LoadMode::Closed { concurrency } => format!("closed loop, concurrency {concurrency}"),
-        LoadMode::Open { rate_rps, arrival, burstiness, max_concurrency } => {
+        LoadMode::Open {
+            rate_rps,
+            arrival,
+            burstiness,
+            max_concurrency,
+        } => {
             let mut d = format!("open loop, {rate_rps} req/s {arrival:?}");
             if *arrival == crate::scenario::Arrival::Gamma {
                 d.push_str(&format!(" (burstiness {burstiness})"));
@@ -144,7 +161,10 @@ pub fn describe(s: &Scenario) -> String {
         Workload::LongShortMix { .. } => "long/short mix",
         Workload::Dataset { .. } => "dataset",
     };
-    format!("{} ({kind}, {:?} API): {load}; {bound} + {} warmup; seed {}", s.name, s.api, s.load.warmup, s.seed)
+    format!(
+        "{} ({kind}, {:?} API): {load}; {bound} + {} warmup; seed {}",
+        s.name, s.api, s.load.warmup, s.seed
+    )
 }
 
 async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
@@ -164,10 +184,19 @@ async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
     let files = export::write_run_dir(&setup.out, &run)?;
     if !setup.quiet {
         print!("{}", export::table::render(&run));
-        println!("\nwrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        println!(
+            "\nwrote {}",
+            files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     if !run.complete {
-        eprintln!("error: the run was interrupted; partial results were written with complete: false");
+        eprintln!(
+            "error: the run was interrupted; partial results were written with complete: false"
+        );
         return Ok(EXIT_ERROR);
     }
     Ok(EXIT_OK)
@@ -179,9 +208,16 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     let mut target = Target::new(&setup.endpoint, s.api, String::new(), setup.api_key.clone())?;
     target.model = match &setup.model {
         Some(m) => m.clone(),
-        None => list_models(&target).await?.into_iter().next().ok_or_else(|| {
-            BenchError::usage(format!("{}/models lists no model; pass --model", target.public_endpoint()))
-        })?,
+        None => list_models(&target)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                BenchError::usage(format!(
+                    "{}/models lists no model; pass --model",
+                    target.public_endpoint()
+                ))
+            })?,
     };
     let started_at = Utc::now();
     let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
@@ -242,14 +278,11 @@ fn progress_bar(show: bool, total: Option<u64>) -> indicatif::ProgressBar {
         Some(t) => indicatif::ProgressBar::new(t),
         None => indicatif::ProgressBar::new_spinner(),
     };
-    let style = indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} requests {per_sec} {msg}")
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let style = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} requests {per_sec} {msg}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
-}
-
-/// The directory a scenario file's relative paths are resolved against.
-pub fn scenario_dir(p: &Path) -> &Path {
-    p.parent().unwrap_or(Path::new("."))
 }

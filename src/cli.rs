@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load an endpoint with a scenario and write run.json, requests.csv and summary.csv.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a scenario file and print the plan it describes, without sending anything.
     Validate {
         /// Scenario file (TOML).

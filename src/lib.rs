@@ -26,7 +26,10 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// Runs a parsed command line and maps the outcome to an exit code.
 pub fn main(cli: cli::Cli) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -24,7 +24,10 @@ pub struct ToolInfo {
 
 impl ToolInfo {
     pub fn current() -> ToolInfo {
-        ToolInfo { name: "bench".into(), version: env!("CARGO_PKG_VERSION").into() }
+        ToolInfo {
+            name: "bench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 }
 
@@ -63,7 +66,11 @@ impl RunResult {
     pub fn encode_histograms(h: &Histograms) -> Result<BTreeMap<String, String>, BenchError> {
         h.by_name
             .iter()
-            .map(|(k, v)| hist::encode(v).map(|s| (k.clone(), s)).map_err(BenchError::Runtime))
+            .map(|(k, v)| {
+                hist::encode(v)
+                    .map(|s| (k.clone(), s))
+                    .map_err(BenchError::Runtime)
+            })
             .collect()
     }
 
@@ -71,18 +78,25 @@ impl RunResult {
     pub fn load(path: &Path) -> Result<RunResult, BenchError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| BenchError::Runtime(format!("{}: not valid JSON ({e})", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            BenchError::Runtime(format!("{}: not valid JSON ({e})", path.display()))
+        })?;
         match v.get("schema_version").and_then(|s| s.as_u64()) {
             Some(n) if n == SCHEMA_VERSION as u64 => {}
             Some(n) => {
                 return Err(BenchError::Runtime(format!(
-                    "{}: schema_version {n} is not supported by this bench (it reads {SCHEMA_VERSION})",
+                "{}: schema_version {n} is not supported by this bench (it reads {SCHEMA_VERSION})",
+                path.display()
+            )))
+            }
+            None => {
+                return Err(BenchError::Runtime(format!(
+                    "{}: no schema_version; not a bench run.json",
                     path.display()
                 )))
             }
-            None => return Err(BenchError::Runtime(format!("{}: no schema_version; not a bench run.json", path.display()))),
         }
-        serde_json::from_value(v).map_err(|e| BenchError::Runtime(format!("{}: {e}", path.display())))
+        serde_json::from_value(v)
+            .map_err(|e| BenchError::Runtime(format!("{}: {e}", path.display())))
     }
 }

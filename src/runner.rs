@@ -118,7 +118,12 @@ impl<S: Sender> Shared<S> {
         c.peak.fetch_max(n, Ordering::SeqCst);
         // A child token per request: polling a token locks it, and one token shared by a
         // thousand streams polled on every chunk is a contended lock.
-        let ctx = SendCtx { run_start: self.run_start, intended, dispatched, abort: self.abort.child_token() };
+        let ctx = SendCtx {
+            run_start: self.run_start,
+            intended,
+            dispatched,
+            abort: self.abort.child_token(),
+        };
         let sent = self.sender.send(spec, ctx).await;
         c.in_flight.fetch_sub(1, Ordering::SeqCst);
         // The collector outlives every task, so this cannot fail; if it ever did the record
@@ -154,9 +159,21 @@ pub async fn run<S: Sender>(
     let planned;
     let mut handles = Vec::new();
     match &cfg.mode {
-        LoadMode::Open { rate_rps, arrival, burstiness, max_concurrency } => {
-            let offsets = schedule::arrival_offsets(*rate_rps, *arrival, *burstiness, total, cfg.duration.map(|d| d.as_secs_f64()), cfg.seed)
-                .map_err(BenchError::Usage)?;
+        LoadMode::Open {
+            rate_rps,
+            arrival,
+            burstiness,
+            max_concurrency,
+        } => {
+            let offsets = schedule::arrival_offsets(
+                *rate_rps,
+                *arrival,
+                *burstiness,
+                total,
+                cfg.duration.map(|d| d.as_secs_f64()),
+                cfg.seed,
+            )
+            .map_err(BenchError::Usage)?;
             planned = Some(offsets.len() as u64);
             let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m as usize)));
             let shared = shared.clone();
@@ -196,7 +213,9 @@ pub async fn run<S: Sender>(
                 let (shared, next, generator) = (shared.clone(), next.clone(), generator.clone());
                 handles.push(tokio::spawn(async move {
                     loop {
-                        if shared.stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                        if shared.stop.is_cancelled()
+                            || deadline.is_some_and(|d| Instant::now() >= d)
+                        {
                             break;
                         }
                         let i = next.fetch_add(1, Ordering::SeqCst);
@@ -248,10 +267,15 @@ pub async fn run<S: Sender>(
     // Interrupted means the stop came before the plan was through: a stop after the last
     // request was dispatched changes nothing.
     let dispatched_all = match planned {
-        Some(p) => records.len() as u64 + counters.not_sent.load(Ordering::SeqCst) >= p && counters.not_sent.load(Ordering::SeqCst) == 0,
+        Some(p) => {
+            records.len() as u64 + counters.not_sent.load(Ordering::SeqCst) >= p
+                && counters.not_sent.load(Ordering::SeqCst) == 0
+        }
         None => false,
     };
-    let aborted = records.iter().any(|r| r.outcome == crate::record::Outcome::Aborted);
+    let aborted = records
+        .iter()
+        .any(|r| r.outcome == crate::record::Outcome::Aborted);
     let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
     Ok(RunData {
         not_sent: counters.not_sent.load(Ordering::SeqCst),

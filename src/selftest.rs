@@ -56,7 +56,9 @@ fn chunk(v: serde_json::Value) -> Bytes {
 
 impl FastServer {
     fn start(tokens: u32, pace: Duration) -> Result<FastServer, BenchError> {
-        let mut chunks = vec![chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}))];
+        let mut chunks = vec![chunk(
+            serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}),
+        )];
         for _ in 0..tokens {
             chunks.push(chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]})));
         }
@@ -64,12 +66,20 @@ impl FastServer {
         chunks.push(chunk(serde_json::json!({"id":"chatcmpl-selftest","object":"chat.completion.chunk","created":0,"model":"selftest","choices":[],"usage":{"prompt_tokens":8,"completion_tokens":tokens,"total_tokens":8 + tokens}})));
         chunks.push(Bytes::from_static(b"data: [DONE]\n\n"));
         let stamps: Stamps = Arc::default();
-        let state = ServerState { chunks: Arc::new(chunks), stamps: stamps.clone(), pace };
+        let state = ServerState {
+            chunks: Arc::new(chunks),
+            stamps: stamps.clone(),
+            pace,
+        };
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("selftest-server".into())
             .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+                let rt = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .enable_all()
+                    .build()
+                {
                     Ok(rt) => rt,
                     Err(e) => {
                         let _ = tx.send(Err(e.to_string()));
@@ -90,7 +100,9 @@ impl FastServer {
                     let listener = listener.tap_io(|t| {
                         let _ = t.set_nodelay(true);
                     });
-                    let app = Router::new().route("/v1/chat/completions", post(stream)).with_state(state);
+                    let app = Router::new()
+                        .route("/v1/chat/completions", post(stream))
+                        .with_state(state);
                     let _ = axum::serve(listener, app).await;
                 });
             })
@@ -154,7 +166,9 @@ pub struct Level {
 
 pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
     if args.streams.is_empty() || args.streams.contains(&0) {
-        return Err(BenchError::usage("--streams: give one or more positive counts, e.g. 1,64,1024"));
+        return Err(BenchError::usage(
+            "--streams: give one or more positive counts, e.g. 1,64,1024",
+        ));
     }
     if !(args.pace_ms.is_finite() && args.pace_ms > 0.0) {
         return Err(BenchError::usage("--pace-ms: must be > 0"));
@@ -171,13 +185,27 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
         println!("\n{title}; {tokens} content chunks per response");
         println!(
             "{:>8} {:>9} {:>6} {:>6} {:>12} {:>18} {:>18} {:>18}",
-            "streams", "requests", "ok", "peak", "chunks/s", "added TTFT p50 µs", "added TTFT p99 µs", "added TTFT max µs"
+            "streams",
+            "requests",
+            "ok",
+            "peak",
+            "chunks/s",
+            "added TTFT p50 µs",
+            "added TTFT p99 µs",
+            "added TTFT max µs"
         );
         for &streams in &args.streams {
             let l = level(&server, streams, tokens, args.rounds, pace).await?;
             println!(
                 "{:>8} {:>9} {:>6} {:>6} {:>12.0} {:>18} {:>18} {:>18}",
-                l.streams, l.requests, l.ok, l.peak, l.chunks_per_s, l.added_ttft_p50_us, l.added_ttft_p99_us, l.added_ttft_max_us
+                l.streams,
+                l.requests,
+                l.ok,
+                l.peak,
+                l.chunks_per_s,
+                l.added_ttft_p50_us,
+                l.added_ttft_p99_us,
+                l.added_ttft_max_us
             );
         }
     }
@@ -186,7 +214,13 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
     Ok(EXIT_OK)
 }
 
-async fn level(server: &FastServer, streams: u32, tokens: u32, rounds: u32, pace: Duration) -> Result<Level, BenchError> {
+async fn level(
+    server: &FastServer,
+    streams: u32,
+    tokens: u32,
+    rounds: u32,
+    pace: Duration,
+) -> Result<Level, BenchError> {
     if let Ok(mut m) = server.stamps.lock() {
         m.clear();
     }
@@ -198,15 +232,31 @@ async fn level(server: &FastServer, streams: u32, tokens: u32, rounds: u32, pace
         "name = \"selftest\"\n[request]\ntimeout_s = 120\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = {tokens}\n[load]\nconcurrency = {streams}\nrequests = {requests}\nwarmup = {streams}\n"
     );
     let s = Scenario::parse(&text, Path::new("<selftest>"))?;
-    let target = Target::new(&format!("http://{}/v1", server.addr), Api::Chat, "selftest".into(), None)?;
-    let sender = Arc::new(HttpSender::new(target, s.request.clone(), format!("selftest{streams}"))?);
+    let target = Target::new(
+        &format!("http://{}/v1", server.addr),
+        Api::Chat,
+        "selftest".into(),
+        None,
+    )?;
+    let sender = Arc::new(HttpSender::new(
+        target,
+        s.request.clone(),
+        format!("selftest{streams}"),
+    )?);
     let mode = if pace.is_zero() {
-        LoadMode::Closed { concurrency: streams }
+        LoadMode::Closed {
+            concurrency: streams,
+        }
     } else {
         // Poisson arrivals at the rate that keeps `streams` requests in flight on average
         // (Little's law: rate = concurrency / duration of one response).
         let per_request_s = pace.as_secs_f64() * tokens as f64;
-        LoadMode::Open { rate_rps: streams as f64 / per_request_s, arrival: Arrival::Poisson, burstiness: 1.0, max_concurrency: None }
+        LoadMode::Open {
+            rate_rps: streams as f64 / per_request_s,
+            arrival: Arrival::Poisson,
+            burstiness: 1.0,
+            max_concurrency: None,
+        }
     };
     let cfg = RunConfig {
         mode,
@@ -216,24 +266,46 @@ async fn level(server: &FastServer, streams: u32, tokens: u32, rounds: u32, pace
         seed: s.seed,
         grace: Duration::from_secs(1),
     };
-    let data = runner::run(sender, Generator::new(&s), &cfg, CancellationToken::new(), |_| {}).await?;
+    let data = runner::run(
+        sender,
+        Generator::new(&s),
+        &cfg,
+        CancellationToken::new(),
+        |_| {},
+    )
+    .await?;
     let (summary, _) = summarize(&data, &s.slo, true);
     let stamps = server.stamps.lock().map(|m| m.clone()).unwrap_or_default();
     let start = data.run_start.into_std();
     let mut added = new_histogram();
     let mut chunks = 0u64;
-    for r in data.records.iter().filter(|r| !r.warmup && r.outcome.is_ok()) {
+    for r in data
+        .records
+        .iter()
+        .filter(|r| !r.warmup && r.outcome.is_ok())
+    {
         chunks += r.content_chunks as u64;
-        let (Some(ttft), Some(server_first)) = (r.ttft_us, stamps.get(&r.index)) else { continue };
+        let (Some(ttft), Some(server_first)) = (r.ttft_us, stamps.get(&r.index)) else {
+            continue;
+        };
         let client_first = start + Duration::from_micros(r.intended_us + ttft);
-        record_us(&mut added, client_first.saturating_duration_since(*server_first).as_micros() as u64);
+        record_us(
+            &mut added,
+            client_first
+                .saturating_duration_since(*server_first)
+                .as_micros() as u64,
+        );
     }
     let window = summary.throughput.window_s;
     Ok(Level {
         streams,
         requests,
         ok: summary.counts.ok,
-        chunks_per_s: if window > 0.0 { chunks as f64 / window } else { 0.0 },
+        chunks_per_s: if window > 0.0 {
+            chunks as f64 / window
+        } else {
+            0.0
+        },
         added_ttft_p50_us: added.value_at_quantile(0.5),
         added_ttft_p99_us: added.value_at_quantile(0.99),
         added_ttft_max_us: added.max(),

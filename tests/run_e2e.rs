@@ -29,19 +29,38 @@ fn run_counts_every_outcome_and_writes_three_files() {
     cfg.faults.insert(1, Fault::Status(500)); // a warmup request: excluded from counts
     let (addr, log) = common::spawn_background(cfg);
     let dir = tempfile::tempdir().unwrap();
-    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 4\nrequests = 20\nwarmup = 2");
+    let scenario = common::scenario(
+        dir.path(),
+        addr,
+        "",
+        "concurrency = 4\nrequests = 20\nwarmup = 2",
+    );
     let out = dir.path().join("out");
     let secret = "sk-test-SECRET-0123456789";
     let o = bench()
-        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--var", "engine=test"])
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--var",
+            "engine=test",
+        ])
         .env("OPENAI_API_KEY", secret)
         .env("CI", "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    assert!(stdout.contains("ttft") && stdout.contains("requests: 20 sent"), "{stdout}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        stdout.contains("ttft") && stdout.contains("requests: 20 sent"),
+        "{stdout}"
+    );
 
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["schema_version"], 1);
@@ -64,8 +83,16 @@ fn run_counts_every_outcome_and_writes_three_files() {
         assert_eq!(e[kind], n, "{kind}: {e}");
     }
     assert_eq!(c["ok"], 12, "{c}");
-    let errors: u64 = e.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
-    assert_eq!(c["ok"].as_u64().unwrap() + errors + c["aborted"].as_u64().unwrap(), 20);
+    let errors: u64 = e
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        c["ok"].as_u64().unwrap() + errors + c["aborted"].as_u64().unwrap(),
+        20
+    );
 
     let tokens = &run["summary"]["tokens"];
     assert_eq!(tokens["usage_missing"], 1, "{tokens}");
@@ -79,13 +106,29 @@ fn run_counts_every_outcome_and_writes_three_files() {
     assert_eq!(reqs.len(), 22);
     for r in reqs.iter().filter(|r| r["outcome"] == "ok") {
         let ttft = r["ttft_us"].as_u64().unwrap();
-        assert!(ttft >= 20_000, "ttft {ttft} µs is below the server's first-token delay");
+        assert!(
+            ttft >= 20_000,
+            "ttft {ttft} µs is below the server's first-token delay"
+        );
         assert!(r["e2e_us"].as_u64().unwrap() >= ttft);
     }
-    let ttft = run["summary"]["latency"].as_array().unwrap().iter().find(|l| l["name"] == "ttft").unwrap().clone();
+    let ttft = run["summary"]["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "ttft")
+        .unwrap()
+        .clone();
     assert!(ttft["p50"].as_f64().unwrap() >= 20.0, "{ttft}");
     assert_eq!(ttft["count"], 12);
-    for h in ["ttft_us", "tpot_us", "itl_us", "e2e_us", "send_lag_us", "queue_us"] {
+    for h in [
+        "ttft_us",
+        "tpot_us",
+        "itl_us",
+        "e2e_us",
+        "send_lag_us",
+        "queue_us",
+    ] {
         assert!(run["histograms"][h].is_string(), "{h}");
     }
 
@@ -96,16 +139,25 @@ fn run_counts_every_outcome_and_writes_three_files() {
         assert_eq!(r.body["ignore_eos"], true);
         assert_eq!(r.body["stream_options"]["include_usage"], true);
         assert_eq!(r.body["max_tokens"], 8);
-        assert_eq!(r.authorization.as_deref(), Some(format!("Bearer {secret}").as_str()));
+        assert_eq!(
+            r.authorization.as_deref(),
+            Some(format!("Bearer {secret}").as_str())
+        );
     }
 
     // requests.csv: a header and one row per request; summary.csv: one row per metric.
     let csv = std::fs::read_to_string(out.join("requests.csv")).unwrap();
     assert_eq!(csv.lines().count(), 23);
-    assert!(csv.lines().next().unwrap().starts_with("index,warmup,class,outcome,intended_ms"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("index,warmup,class,outcome,intended_ms"));
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.lines().any(|l| l.starts_with("ttft,ms,")));
-    assert!(summary.lines().any(|l| l.starts_with("request_throughput,req/s,")));
+    assert!(summary
+        .lines()
+        .any(|l| l.starts_with("request_throughput,req/s,")));
 
     // The key reaches no file and no output, even when the server echoes it back.
     for f in ["run.json", "requests.csv", "summary.csv"] {
@@ -113,27 +165,66 @@ fn run_counts_every_outcome_and_writes_three_files() {
         assert!(!text.contains(secret), "{f} leaks the API key");
     }
     assert!(!stdout.contains(secret) && !stderr.contains(secret));
-    assert!(std::fs::read_to_string(out.join("run.json")).unwrap().contains("invalid credentials: Bearer <redacted>"));
+    assert!(std::fs::read_to_string(out.join("run.json"))
+        .unwrap()
+        .contains("invalid credentials: Bearer <redacted>"));
 }
 
 #[test]
 fn completions_api_and_open_loop() {
     let (addr, log) = common::spawn_background(Config::default());
     let dir = tempfile::tempdir().unwrap();
-    let scenario = common::scenario(dir.path(), addr, "", "rate = 200\narrival = \"constant\"\nrequests = 10\nmax_concurrency = 2");
-    std::fs::write(&scenario, std::fs::read_to_string(&scenario).unwrap().replace("api = \"chat\"", "api = \"completions\"")).unwrap();
+    let scenario = common::scenario(
+        dir.path(),
+        addr,
+        "",
+        "rate = 200\narrival = \"constant\"\nrequests = 10\nmax_concurrency = 2",
+    );
+    std::fs::write(
+        &scenario,
+        std::fs::read_to_string(&scenario)
+            .unwrap()
+            .replace("api = \"chat\"", "api = \"completions\""),
+    )
+    .unwrap();
     let out = dir.path().join("o");
-    let o = bench().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bench()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.stdout.is_empty(), "--quiet prints nothing");
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["summary"]["counts"]["ok"], 10);
-    assert!(run["summary"]["throughput"]["peak_concurrency"].as_u64().unwrap() <= 2);
+    assert!(
+        run["summary"]["throughput"]["peak_concurrency"]
+            .as_u64()
+            .unwrap()
+            <= 2
+    );
     // 5 ms apart but each takes ≥ 27 ms with 2 slots: later requests queue, and that shows.
-    let queued = run["requests"].as_array().unwrap().iter().filter(|r| r["queue_us"].as_u64().unwrap() > 0).count();
+    let queued = run["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["queue_us"].as_u64().unwrap() > 0)
+        .count();
     assert!(queued > 0);
     let received = log.received.lock().unwrap();
-    assert!(received.iter().all(|r| r.path == "/v1/completions" && r.body["prompt"].is_string()));
+    assert!(received
+        .iter()
+        .all(|r| r.path == "/v1/completions" && r.body["prompt"].is_string()));
 }
 
 #[test]
@@ -141,11 +232,36 @@ fn model_is_discovered_when_not_configured() {
     let (addr, log) = common::spawn_background(Config::default());
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
-    std::fs::write(&scenario, std::fs::read_to_string(&scenario).unwrap().replace("model = \"test-model\"\n", "")).unwrap();
+    std::fs::write(
+        &scenario,
+        std::fs::read_to_string(&scenario)
+            .unwrap()
+            .replace("model = \"test-model\"\n", ""),
+    )
+    .unwrap();
     let out = dir.path().join("o");
-    let o = bench().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(log.received.lock().unwrap().iter().all(|r| r.body["model"] == "test-model"));
+    let o = bench()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(log
+        .received
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|r| r.body["model"] == "test-model"));
 }
 
 #[test]
@@ -156,14 +272,27 @@ fn usage_errors_exit_2_with_a_clear_message() {
     let o = bench().args(["run", p.to_str().unwrap()]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("bad.toml:7:15: field `load.concurrency`: must be at least 1"), "{err}");
+    assert!(
+        err.contains("bad.toml:7:15: field `load.concurrency`: must be at least 1"),
+        "{err}"
+    );
 
     std::fs::write(&p, "name = \"x\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 5\noutput_tokens = 5\n[load]\nconcurrency = 1\nrequests = 1\n").unwrap();
     let o = bench().args(["run", p.to_str().unwrap()]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no endpoint: pass --endpoint"));
 
-    let o = bench().args(["run", p.to_str().unwrap(), "--var", "novalue", "--endpoint", "http://127.0.0.1:9/v1"]).output().unwrap();
+    let o = bench()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--var",
+            "novalue",
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--var `novalue`: write it as KEY=VALUE"));
 }
@@ -171,13 +300,31 @@ fn usage_errors_exit_2_with_a_clear_message() {
 #[test]
 fn connection_refused_is_counted_not_fatal() {
     // Bind then drop a listener to get a port with nothing behind it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dir = tempfile::tempdir().unwrap();
     let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 4");
     let out = dir.path().join("o");
-    let o = bench().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bench()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["summary"]["counts"]["errors"]["connect"], 4);
 }

@@ -39,7 +39,10 @@ impl Sender for FakeServer {
                     sent_us: us(sent),
                     end_us: us(end),
                     queue_us: queue.as_micros() as u64,
-                    send_lag_us: (sent.saturating_duration_since(ctx.intended).saturating_sub(queue)).as_micros() as u64,
+                    send_lag_us: (sent
+                        .saturating_duration_since(ctx.intended)
+                        .saturating_sub(queue))
+                    .as_micros() as u64,
                     ttft_us: Some(e2e),
                     e2e_us: Some(e2e),
                     tpot_us: None,
@@ -67,19 +70,42 @@ fn generator() -> Generator {
 }
 
 fn open(rate: f64, max_concurrency: Option<u32>) -> LoadMode {
-    LoadMode::Open { rate_rps: rate, arrival: Arrival::Poisson, burstiness: 1.0, max_concurrency }
+    LoadMode::Open {
+        rate_rps: rate,
+        arrival: Arrival::Poisson,
+        burstiness: 1.0,
+        max_concurrency,
+    }
 }
 
 fn cfg(mode: LoadMode, requests: u64, warmup: u64) -> RunConfig {
-    RunConfig { mode, warmup, requests: Some(requests), duration: None, seed: 11, grace: Duration::from_secs(2) }
+    RunConfig {
+        mode,
+        warmup,
+        requests: Some(requests),
+        duration: None,
+        seed: 11,
+        grace: Duration::from_secs(2),
+    }
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_server_does_not_slow_the_schedule() {
     // 10 req/s against a server that takes 30 s per request: every request still leaves on time.
     let c = cfg(open(10.0, None), 50, 0);
-    let planned = schedule::arrival_offsets(10.0, Arrival::Poisson, 1.0, Some(50), None, 11).unwrap();
-    let data = run(Arc::new(FakeServer { latency: Duration::from_secs(30) }), generator(), &c, CancellationToken::new(), |_| {}).await.unwrap();
+    let planned =
+        schedule::arrival_offsets(10.0, Arrival::Poisson, 1.0, Some(50), None, 11).unwrap();
+    let data = run(
+        Arc::new(FakeServer {
+            latency: Duration::from_secs(30),
+        }),
+        generator(),
+        &c,
+        CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(data.records.len(), 50);
     assert!(data.complete());
     let mut recs = data.records.clone();
@@ -99,8 +125,23 @@ async fn a_slow_server_does_not_slow_the_schedule() {
 async fn max_concurrency_queues_and_latency_counts_from_intended_time() {
     // Constant 10 req/s, 1 s per request, 2 slots: request k waits for a slot, and its latency
     // includes that wait (measured from its schedule slot, not from when it finally went).
-    let mode = LoadMode::Open { rate_rps: 10.0, arrival: Arrival::Constant, burstiness: 1.0, max_concurrency: Some(2) };
-    let data = run(Arc::new(FakeServer { latency: Duration::from_secs(1) }), generator(), &cfg(mode, 6, 0), CancellationToken::new(), |_| {}).await.unwrap();
+    let mode = LoadMode::Open {
+        rate_rps: 10.0,
+        arrival: Arrival::Constant,
+        burstiness: 1.0,
+        max_concurrency: Some(2),
+    };
+    let data = run(
+        Arc::new(FakeServer {
+            latency: Duration::from_secs(1),
+        }),
+        generator(),
+        &cfg(mode, 6, 0),
+        CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
     let mut recs = data.records.clone();
     recs.sort_by_key(|r| r.index);
     assert_eq!(data.peak_concurrency, 2);
@@ -115,10 +156,24 @@ async fn max_concurrency_queues_and_latency_counts_from_intended_time() {
 
 #[tokio::test(start_paused = true)]
 async fn closed_loop_sends_exactly_the_plan_with_warmup_first() {
-    let data = run(Arc::new(FakeServer { latency: Duration::from_millis(100) }), generator(), &cfg(LoadMode::Closed { concurrency: 3 }, 10, 2), CancellationToken::new(), |_| {}).await.unwrap();
+    let data = run(
+        Arc::new(FakeServer {
+            latency: Duration::from_millis(100),
+        }),
+        generator(),
+        &cfg(LoadMode::Closed { concurrency: 3 }, 10, 2),
+        CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(data.records.len(), 12);
     assert_eq!(data.records.iter().filter(|r| r.warmup).count(), 2);
-    assert!(data.records.iter().filter(|r| r.warmup).all(|r| r.index < 2));
+    assert!(data
+        .records
+        .iter()
+        .filter(|r| r.warmup)
+        .all(|r| r.index < 2));
     assert_eq!(data.peak_concurrency, 3);
     // 12 requests, 3 at a time, 100 ms each: 4 rounds.
     assert_eq!(data.wall, Duration::from_millis(400));
@@ -129,7 +184,17 @@ async fn closed_loop_duration_bound() {
     let mut c = cfg(LoadMode::Closed { concurrency: 2 }, 1, 0);
     c.requests = None;
     c.duration = Some(Duration::from_millis(1050));
-    let data = run(Arc::new(FakeServer { latency: Duration::from_millis(100) }), generator(), &c, CancellationToken::new(), |_| {}).await.unwrap();
+    let data = run(
+        Arc::new(FakeServer {
+            latency: Duration::from_millis(100),
+        }),
+        generator(),
+        &c,
+        CancellationToken::new(),
+        |_| {},
+    )
+    .await
+    .unwrap();
     // Workers start new requests at 0, 100, …, 1000 ms: 11 rounds of 2.
     assert_eq!(data.records.len(), 22);
     assert!(data.complete());
@@ -144,8 +209,23 @@ async fn stop_keeps_the_partial_run_and_aborts_after_grace() {
         s2.cancel();
     });
     // 1 req/s constant, 10 s per request: at 2.5 s three are in flight; grace 2 s is too short.
-    let mode = LoadMode::Open { rate_rps: 1.0, arrival: Arrival::Constant, burstiness: 1.0, max_concurrency: None };
-    let data = run(Arc::new(FakeServer { latency: Duration::from_secs(10) }), generator(), &cfg(mode, 20, 0), stop, |_| {}).await.unwrap();
+    let mode = LoadMode::Open {
+        rate_rps: 1.0,
+        arrival: Arrival::Constant,
+        burstiness: 1.0,
+        max_concurrency: None,
+    };
+    let data = run(
+        Arc::new(FakeServer {
+            latency: Duration::from_secs(10),
+        }),
+        generator(),
+        &cfg(mode, 20, 0),
+        stop,
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert!(!data.complete());
     assert_eq!(data.records.len(), 3);
     assert!(data.records.iter().all(|r| r.outcome == Outcome::Aborted));
@@ -165,7 +245,17 @@ async fn stop_within_grace_lets_requests_finish() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         s2.cancel();
     });
-    let data = run(Arc::new(FakeServer { latency: Duration::from_secs(1) }), generator(), &cfg(LoadMode::Closed { concurrency: 2 }, 10, 0), stop, |_| {}).await.unwrap();
+    let data = run(
+        Arc::new(FakeServer {
+            latency: Duration::from_secs(1),
+        }),
+        generator(),
+        &cfg(LoadMode::Closed { concurrency: 2 }, 10, 0),
+        stop,
+        |_| {},
+    )
+    .await
+    .unwrap();
     assert_eq!(data.records.len(), 2);
     assert!(data.records.iter().all(|r| r.outcome == Outcome::Ok));
     assert!(!data.complete(), "stopped before the plan was through");

@@ -46,8 +46,18 @@ impl std::fmt::Debug for Target {
 }
 
 impl Target {
-    pub fn new(endpoint: &str, api: Api, model: String, api_key: Option<String>) -> Result<Target, BenchError> {
-        Ok(Target { base: normalize_base(endpoint)?, api, model, api_key })
+    pub fn new(
+        endpoint: &str,
+        api: Api,
+        model: String,
+        api_key: Option<String>,
+    ) -> Result<Target, BenchError> {
+        Ok(Target {
+            base: normalize_base(endpoint)?,
+            api,
+            model,
+            api_key,
+        })
     }
 
     /// The full URL of a route under the base (`chat/completions`, `models`).
@@ -72,13 +82,21 @@ impl Target {
 /// `http://h:p` and `http://h:p/` mean `http://h:p/v1/`; any other path is kept.
 pub fn normalize_base(endpoint: &str) -> Result<Url, BenchError> {
     let mut url = Url::parse(endpoint).map_err(|e| {
-        BenchError::usage(format!("endpoint `{endpoint}` is not a URL ({e}); write it like http://127.0.0.1:8000/v1"))
+        BenchError::usage(format!(
+            "endpoint `{endpoint}` is not a URL ({e}); write it like http://127.0.0.1:8000/v1"
+        ))
     })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(BenchError::usage(format!("endpoint `{endpoint}`: use http:// or https://")));
+        return Err(BenchError::usage(format!(
+            "endpoint `{endpoint}`: use http:// or https://"
+        )));
     }
     let path = url.path().trim_end_matches('/').to_string();
-    let path = if path.is_empty() { "/v1".to_string() } else { path };
+    let path = if path.is_empty() {
+        "/v1".to_string()
+    } else {
+        path
+    };
     url.set_path(&format!("{path}/"));
     Ok(url)
 }
@@ -106,7 +124,13 @@ impl HttpSender {
     pub fn new(target: Target, params: RequestParams, run_id: String) -> Result<Self, BenchError> {
         let http = http_client()?;
         let url = target.url(target.api.route());
-        Ok(HttpSender { http, target: Arc::new(target), params, run_id, url })
+        Ok(HttpSender {
+            http,
+            target: Arc::new(target),
+            params,
+            run_id,
+            url,
+        })
     }
 }
 
@@ -130,7 +154,11 @@ enum Step<T> {
     Aborted,
 }
 
-async fn step<T>(abort: &CancellationToken, deadline: Instant, fut: impl Future<Output = T>) -> Step<T> {
+async fn step<T>(
+    abort: &CancellationToken,
+    deadline: Instant,
+    fut: impl Future<Output = T>,
+) -> Step<T> {
     tokio::select! {
         biased;
         _ = abort.cancelled() => Step::Aborted,
@@ -206,7 +234,15 @@ impl HttpSender {
         let first_deadline = sent + Duration::from_secs_f64(self.params.first_token_timeout_s);
         let total_deadline = sent + Duration::from_secs_f64(self.params.timeout_s);
         let queue = ctx.dispatched.saturating_duration_since(ctx.intended);
-        let mut p = Progress { first: None, last: None, itl_us: Vec::new(), chunks: 0, usage: None, finish_reason: None, done: false };
+        let mut p = Progress {
+            first: None,
+            last: None,
+            itl_us: Vec::new(),
+            chunks: 0,
+            usage: None,
+            finish_reason: None,
+            done: false,
+        };
 
         let mut req = self
             .http
@@ -222,9 +258,18 @@ impl HttpSender {
         let (outcome, detail) = 'run: {
             let resp = match step(&ctx.abort, first_deadline, req.send()).await {
                 Step::Aborted => break 'run (Outcome::Aborted, None),
-                Step::TimedOut => break 'run (Outcome::TimeoutFirstToken, Some("no response headers in time".into())),
+                Step::TimedOut => {
+                    break 'run (
+                        Outcome::TimeoutFirstToken,
+                        Some("no response headers in time".into()),
+                    )
+                }
                 Step::Done(Err(e)) => {
-                    let kind = if e.is_connect() { Outcome::Connect } else { Outcome::StreamBroken };
+                    let kind = if e.is_connect() {
+                        Outcome::Connect
+                    } else {
+                        Outcome::StreamBroken
+                    };
                     break 'run (kind, Some(error_chain(&e)));
                 }
                 Step::Done(Ok(r)) => r,
@@ -237,7 +282,11 @@ impl HttpSender {
                 };
                 let msg = serde_json::from_str::<serde_json::Value>(&text)
                     .ok()
-                    .and_then(|v| v.get("error").map(openai::error_text).or_else(|| v.get("message").map(openai::error_text)))
+                    .and_then(|v| {
+                        v.get("error")
+                            .map(openai::error_text)
+                            .or_else(|| v.get("message").map(openai::error_text))
+                    })
                     .unwrap_or_else(|| truncate(text.trim(), 300));
                 break 'run (Outcome::Http(status.as_u16()), Some(msg));
             }
@@ -280,7 +329,10 @@ impl HttpSender {
                 }
             }
             if !p.done && p.finish_reason.is_none() && p.usage.is_none() {
-                break 'run (Outcome::StreamBroken, Some("the stream ended without [DONE] or a finish reason".into()));
+                break 'run (
+                    Outcome::StreamBroken,
+                    Some("the stream ended without [DONE] or a finish reason".into()),
+                );
             }
             if p.chunks == 0 {
                 break 'run (Outcome::EmptyOutput, None);
@@ -299,7 +351,9 @@ impl HttpSender {
             (Some(t), Some(e)) if out_tokens > 1 => Some((e - t) as f64 / (out_tokens - 1) as f64),
             _ => None,
         };
-        let lag = sent.saturating_duration_since(ctx.intended).saturating_sub(queue);
+        let lag = sent
+            .saturating_duration_since(ctx.intended)
+            .saturating_sub(queue);
         let record = RequestRecord {
             index: spec.index,
             warmup: spec.warmup,
@@ -321,7 +375,10 @@ impl HttpSender {
             finish_reason: p.finish_reason,
             error: detail.map(|d| self.target.redact(d)),
         };
-        Sent { record, itl_us: p.itl_us }
+        Sent {
+            record,
+            itl_us: p.itl_us,
+        }
     }
 }
 
@@ -340,11 +397,18 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// Asks `GET {base}/models` for the served model ids (used when no model is configured).
 pub async fn list_models(target: &Target) -> Result<Vec<String>, BenchError> {
     let http = http_client()?;
-    let mut req = http.get(target.url("models")).timeout(Duration::from_secs(10));
+    let mut req = http
+        .get(target.url("models"))
+        .timeout(Duration::from_secs(10));
     if let Some(k) = &target.api_key {
         req = req.bearer_auth(k);
     }
-    let fail = |m: String| BenchError::Runtime(format!("cannot list models at {}/models: {m}; pass --model", target.public_endpoint()));
+    let fail = |m: String| {
+        BenchError::Runtime(format!(
+            "cannot list models at {}/models: {m}; pass --model",
+            target.public_endpoint()
+        ))
+    };
     let resp = req.send().await.map_err(|e| fail(error_chain(&e)))?;
     if !resp.status().is_success() {
         return Err(fail(format!("HTTP {}", resp.status())));
@@ -352,7 +416,11 @@ pub async fn list_models(target: &Target) -> Result<Vec<String>, BenchError> {
     let v: serde_json::Value = resp.json().await.map_err(|e| fail(e.to_string()))?;
     Ok(v.get("data")
         .and_then(|d| d.as_array())
-        .map(|a| a.iter().filter_map(|m| m.get("id")?.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("id")?.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default())
 }
 
@@ -362,11 +430,23 @@ mod tests {
 
     #[test]
     fn endpoints_normalize_and_lose_credentials() {
-        let t = Target::new("http://user:secret@h:8000?key=abc", Api::Chat, "m".into(), Some("sk-1".into())).unwrap();
-        assert_eq!(t.url("chat/completions").as_str(), "http://user:secret@h:8000/v1/chat/completions");
+        let t = Target::new(
+            "http://user:secret@h:8000?key=abc",
+            Api::Chat,
+            "m".into(),
+            Some("sk-1".into()),
+        )
+        .unwrap();
+        assert_eq!(
+            t.url("chat/completions").as_str(),
+            "http://user:secret@h:8000/v1/chat/completions"
+        );
         assert_eq!(t.public_endpoint(), "http://h:8000/v1");
         let t2 = Target::new("http://h:8000/openai/v1/", Api::Chat, "m".into(), None).unwrap();
-        assert_eq!(t2.url("completions").as_str(), "http://h:8000/openai/v1/completions");
+        assert_eq!(
+            t2.url("completions").as_str(),
+            "http://h:8000/openai/v1/completions"
+        );
         assert!(!format!("{t:?}").contains("sk-1"));
         assert_eq!(t.redact("bad key sk-1".into()), "bad key <redacted>");
         assert!(Target::new("ftp://h", Api::Chat, "m".into(), None).is_err());

@@ -116,7 +116,11 @@ pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
         return Ok(info);
     }
     if c.object.as_deref() == Some("error") {
-        info.error = Some(c.message.map(|m| error_text(&m)).unwrap_or_else(|| "error".into()));
+        info.error = Some(
+            c.message
+                .map(|m| error_text(&m))
+                .unwrap_or_else(|| "error".into()),
+        );
         return Ok(info);
     }
     if let Some(ch) = c.choices.into_iter().next() {
@@ -180,13 +184,19 @@ mod tests {
         assert_eq!(interpret(r2).unwrap().text_bytes, 4);
         let t = br#"{"choices":[{"text":" x","finish_reason":"length"}]}"#;
         let i = interpret(t).unwrap();
-        assert_eq!((i.text_bytes, i.finish_reason.as_deref()), (2, Some("length")));
+        assert_eq!(
+            (i.text_bytes, i.finish_reason.as_deref()),
+            (2, Some("length"))
+        );
     }
 
     #[test]
     fn errors_in_stream_both_shapes() {
         let a = br#"{"error":{"message":"KV cache exhausted","code":500}}"#;
-        assert_eq!(interpret(a).unwrap().error.as_deref(), Some("KV cache exhausted"));
+        assert_eq!(
+            interpret(a).unwrap().error.as_deref(),
+            Some("KV cache exhausted")
+        );
         let b = br#"{"object":"error","message":"bad","type":"BadRequestError"}"#;
         assert_eq!(interpret(b).unwrap().error.as_deref(), Some("bad"));
         assert!(interpret(b"not json").is_err());

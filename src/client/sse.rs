@@ -158,7 +158,9 @@ mod tests {
     }
 
     fn data(ev: &[SseEvent]) -> Vec<String> {
-        ev.iter().map(|e| String::from_utf8(e.data.clone()).unwrap()).collect()
+        ev.iter()
+            .map(|e| String::from_utf8(e.data.clone()).unwrap())
+            .collect()
     }
 
     #[test]

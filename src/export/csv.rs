@@ -24,7 +24,8 @@ fn opt_ms(us: Option<u64>) -> String {
 }
 
 fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, BenchError> {
-    w.into_inner().map_err(|e| BenchError::Runtime(format!("cannot write CSV: {e}")))
+    w.into_inner()
+        .map_err(|e| BenchError::Runtime(format!("cannot write CSV: {e}")))
 }
 
 fn row_err(e: csv::Error) -> BenchError {
@@ -32,9 +33,25 @@ fn row_err(e: csv::Error) -> BenchError {
 }
 
 pub const REQUEST_COLUMNS: &[&str] = &[
-    "index", "warmup", "class", "outcome", "intended_ms", "sent_ms", "end_ms", "queue_ms", "send_lag_ms",
-    "ttft_ms", "tpot_ms", "e2e_ms", "prompt_tokens", "output_tokens", "output_tokens_source", "max_tokens",
-    "content_chunks", "finish_reason", "error",
+    "index",
+    "warmup",
+    "class",
+    "outcome",
+    "intended_ms",
+    "sent_ms",
+    "end_ms",
+    "queue_ms",
+    "send_lag_ms",
+    "ttft_ms",
+    "tpot_ms",
+    "e2e_ms",
+    "prompt_tokens",
+    "output_tokens",
+    "output_tokens_source",
+    "max_tokens",
+    "content_chunks",
+    "finish_reason",
+    "error",
 ];
 
 pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
@@ -54,11 +71,18 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
             ms(r.queue_us),
             ms(r.send_lag_us),
             opt_ms(r.ttft_us),
-            r.tpot_us.map(|t| format!("{:.3}", t / 1000.0)).unwrap_or_default(),
+            r.tpot_us
+                .map(|t| format!("{:.3}", t / 1000.0))
+                .unwrap_or_default(),
             opt_ms(r.e2e_us),
             r.prompt_tokens.map(|t| t.to_string()).unwrap_or_default(),
             r.output_tokens.to_string(),
-            if r.output_tokens_from_usage { "usage" } else { "chunks" }.to_string(),
+            if r.output_tokens_from_usage {
+                "usage"
+            } else {
+                "chunks"
+            }
+            .to_string(),
             r.max_tokens.to_string(),
             r.content_chunks.to_string(),
             escape(r.finish_reason.as_deref().unwrap_or("")),
@@ -69,8 +93,21 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
     finish(w)
 }
 
-pub const SUMMARY_COLUMNS: &[&str] =
-    &["metric", "unit", "value", "count", "mean", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "definition"];
+pub const SUMMARY_COLUMNS: &[&str] = &[
+    "metric",
+    "unit",
+    "value",
+    "count",
+    "mean",
+    "min",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "p99.9",
+    "max",
+    "definition",
+];
 
 pub fn summary(s: &Summary) -> Result<Vec<u8>, BenchError> {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -108,29 +145,112 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
     let t = &s.throughput;
     let c = &s.counts;
     let mut rows = vec![
-        ("request_throughput", "req/s", format!("{:.3}", t.request_rps), "successful requests / measured window"),
-        ("output_token_throughput", "tok/s", format!("{:.3}", t.output_tps), "output tokens of successful requests / measured window"),
-        ("total_token_throughput", "tok/s", format!("{:.3}", t.total_tps), "(prompt + output tokens) / measured window"),
-        ("window", "s", format!("{:.3}", t.window_s), "earliest intended send → latest end, measured requests"),
-        ("peak_concurrency", "requests", t.peak_concurrency.to_string(), "most requests in flight at once"),
-        ("sent", "requests", c.sent.to_string(), "measured requests sent (warmup excluded)"),
-        ("ok", "requests", c.ok.to_string(), "measured requests that succeeded"),
-        ("aborted", "requests", c.aborted.to_string(), "in flight when the run was stopped"),
-        ("not_sent", "requests", c.not_sent.to_string(), "planned but never sent"),
-        ("warmup", "requests", c.warmup.to_string(), "sent first and excluded from every metric"),
-        ("prompt_tokens", "tokens", s.tokens.prompt_tokens.to_string(), "Σ usage.prompt_tokens, successful requests"),
-        ("output_tokens", "tokens", s.tokens.output_tokens.to_string(), "Σ output tokens (usage, else chunks), successful requests"),
-        ("output_len_mismatch", "requests", s.tokens.output_len_mismatch.to_string(), "output ≠ max_tokens although ignore_eos was asked"),
-        ("usage_missing", "requests", s.tokens.usage_missing.to_string(), "no usage from the server: output counted as chunks"),
+        (
+            "request_throughput",
+            "req/s",
+            format!("{:.3}", t.request_rps),
+            "successful requests / measured window",
+        ),
+        (
+            "output_token_throughput",
+            "tok/s",
+            format!("{:.3}", t.output_tps),
+            "output tokens of successful requests / measured window",
+        ),
+        (
+            "total_token_throughput",
+            "tok/s",
+            format!("{:.3}", t.total_tps),
+            "(prompt + output tokens) / measured window",
+        ),
+        (
+            "window",
+            "s",
+            format!("{:.3}", t.window_s),
+            "earliest intended send → latest end, measured requests",
+        ),
+        (
+            "peak_concurrency",
+            "requests",
+            t.peak_concurrency.to_string(),
+            "most requests in flight at once",
+        ),
+        (
+            "sent",
+            "requests",
+            c.sent.to_string(),
+            "measured requests sent (warmup excluded)",
+        ),
+        (
+            "ok",
+            "requests",
+            c.ok.to_string(),
+            "measured requests that succeeded",
+        ),
+        (
+            "aborted",
+            "requests",
+            c.aborted.to_string(),
+            "in flight when the run was stopped",
+        ),
+        (
+            "not_sent",
+            "requests",
+            c.not_sent.to_string(),
+            "planned but never sent",
+        ),
+        (
+            "warmup",
+            "requests",
+            c.warmup.to_string(),
+            "sent first and excluded from every metric",
+        ),
+        (
+            "prompt_tokens",
+            "tokens",
+            s.tokens.prompt_tokens.to_string(),
+            "Σ usage.prompt_tokens, successful requests",
+        ),
+        (
+            "output_tokens",
+            "tokens",
+            s.tokens.output_tokens.to_string(),
+            "Σ output tokens (usage, else chunks), successful requests",
+        ),
+        (
+            "output_len_mismatch",
+            "requests",
+            s.tokens.output_len_mismatch.to_string(),
+            "output ≠ max_tokens although ignore_eos was asked",
+        ),
+        (
+            "usage_missing",
+            "requests",
+            s.tokens.usage_missing.to_string(),
+            "no usage from the server: output counted as chunks",
+        ),
     ]
     .into_iter()
     .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d.to_string()))
     .collect::<Vec<_>>();
     if let (Some(g), Some(n)) = (t.goodput_rps, t.goodput_requests) {
-        rows.insert(3, ("goodput".into(), "req/s".into(), format!("{g:.3}"), format!("requests meeting every SLO ({n}) / measured window")));
+        rows.insert(
+            3,
+            (
+                "goodput".into(),
+                "req/s".into(),
+                format!("{g:.3}"),
+                format!("requests meeting every SLO ({n}) / measured window"),
+            ),
+        );
     }
     for (kind, n) in &c.errors {
-        rows.push((format!("error.{kind}"), "requests".into(), n.to_string(), "measured requests that ended in this error".into()));
+        rows.push((
+            format!("error.{kind}"),
+            "requests".into(),
+            n.to_string(),
+            "measured requests that ended in this error".into(),
+        ));
     }
     rows
 }
@@ -147,7 +267,10 @@ mod tests {
         r.error = Some("=HYPERLINK(\"x\")".into());
         r.class = "-long".into();
         let text = String::from_utf8(requests(&[r]).unwrap()).unwrap();
-        assert!(text.contains("'=HYPERLINK") && text.contains("'-long"), "{text}");
+        assert!(
+            text.contains("'=HYPERLINK") && text.contains("'-long"),
+            "{text}"
+        );
         assert!(text.lines().next().unwrap().contains("ttft_ms"));
         assert!(text.contains(",http_500,"));
     }

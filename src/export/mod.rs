@@ -14,10 +14,19 @@ use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
-    let err = |source| BenchError::Write { path: path.to_path_buf(), source };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let err = |source| BenchError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -33,7 +42,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
 
 /// Writes `run.json`, `requests.csv` and `summary.csv` into `dir`.
 pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchError> {
-    let json = serde_json::to_vec_pretty(run).map_err(|e| BenchError::Runtime(format!("cannot encode run.json: {e}")))?;
+    let json = serde_json::to_vec_pretty(run)
+        .map_err(|e| BenchError::Runtime(format!("cannot encode run.json: {e}")))?;
     let files = [
         ("requests.csv", csv::requests(&run.requests)?),
         ("summary.csv", csv::summary(&run.summary)?),

@@ -9,9 +9,17 @@ pub fn render(run: &RunResult) -> String {
     let c = &s.counts;
     let t = &s.throughput;
     let mut o = String::new();
-    let state = if run.complete { "complete" } else { "INCOMPLETE (interrupted)" };
+    let state = if run.complete {
+        "complete"
+    } else {
+        "INCOMPLETE (interrupted)"
+    };
     let _ = writeln!(o, "bench run {} — {state}", run.scenario_name);
-    let _ = writeln!(o, "  endpoint {}  model {}  api {:?}", run.endpoint, run.model, run.api);
+    let _ = writeln!(
+        o,
+        "  endpoint {}  model {}  api {:?}",
+        run.endpoint, run.model, run.api
+    );
     if !run.vars.is_empty() {
         let vars: Vec<String> = run.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(o, "  vars {}", vars.join(" "));
@@ -22,7 +30,11 @@ pub fn render(run: &RunResult) -> String {
         let kinds: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = write!(line, " ({})", kinds.join(", "));
     }
-    let _ = write!(line, ", {} aborted; {} warmup excluded", c.aborted, c.warmup);
+    let _ = write!(
+        line,
+        ", {} aborted; {} warmup excluded",
+        c.aborted, c.warmup
+    );
     if c.not_sent > 0 {
         let _ = write!(line, "; {} planned but not sent", c.not_sent);
     }
@@ -79,8 +91,8 @@ pub fn sig4(ms: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::tests::record;
     use crate::metrics::summarize;
+    use crate::metrics::tests::record;
     use crate::record::Outcome;
     use crate::result::{ToolInfo, SCHEMA_VERSION};
     use crate::runner::{new_histogram, RunData};
@@ -100,10 +112,20 @@ mod tests {
             run_start: tokio::time::Instant::now(),
             wall: std::time::Duration::from_secs(1),
         };
-        let (summary, _) = summarize(&data, &Slo { ttft_ms: Some(100.0), ..Default::default() }, true);
+        let (summary, _) = summarize(
+            &data,
+            &Slo {
+                ttft_ms: Some(100.0),
+                ..Default::default()
+            },
+            true,
+        );
         let run = RunResult {
             schema_version: SCHEMA_VERSION,
-            tool: ToolInfo { name: "bench".into(), version: "0".into() },
+            tool: ToolInfo {
+                name: "bench".into(),
+                version: "0".into(),
+            },
             run_id: "r".into(),
             scenario_name: "demo".into(),
             scenario_file: "demo.toml".into(),

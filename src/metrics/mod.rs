@@ -30,10 +30,16 @@ use std::collections::BTreeMap;
 /// Latency metrics, in the order reports show them: (name, definition).
 pub const LATENCY_METRICS: &[(&str, &str)] = &[
     ("ttft", "intended send → first chunk with generated text"),
-    ("tpot", "(e2e − ttft) / (output_tokens − 1), requests with > 1 output token"),
+    (
+        "tpot",
+        "(e2e − ttft) / (output_tokens − 1), requests with > 1 output token",
+    ),
     ("itl", "gap between consecutive chunks with generated text"),
     ("e2e", "intended send → last chunk with generated text"),
-    ("send_lag", "actual send − intended send − queue (client lateness)"),
+    (
+        "send_lag",
+        "actual send − intended send − queue (client lateness)",
+    ),
     ("queue", "wait for a max_concurrency slot"),
 ];
 
@@ -117,7 +123,11 @@ pub struct Histograms {
 /// Builds the histograms and the summary of a run.
 pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histograms) {
     let measured: Vec<&RequestRecord> = data.records.iter().filter(|r| !r.warmup).collect();
-    let ok: Vec<&RequestRecord> = measured.iter().copied().filter(|r| r.outcome.is_ok()).collect();
+    let ok: Vec<&RequestRecord> = measured
+        .iter()
+        .copied()
+        .filter(|r| r.outcome.is_ok())
+        .collect();
 
     let mut h: BTreeMap<String, Histogram<u64>> = LATENCY_METRICS
         .iter()
@@ -161,7 +171,9 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
         ok: ok.len() as u64,
         errors,
         aborted,
-        not_sent: data.planned.map_or(data.not_sent, |p| p.saturating_sub(data.records.len() as u64)),
+        not_sent: data.planned.map_or(data.not_sent, |p| {
+            p.saturating_sub(data.records.len() as u64)
+        }),
     };
 
     let tokens = Tokens {
@@ -195,7 +207,15 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
         .iter()
         .map(|(name, def)| latency_summary(name, def, &h[&format!("{name}_us")]))
         .collect();
-    (Summary { counts, tokens, throughput, latency }, Histograms { by_name: h })
+    (
+        Summary {
+            counts,
+            tokens,
+            throughput,
+            latency,
+        },
+        Histograms { by_name: h },
+    )
 }
 
 /// Records one value. The histograms auto-resize, so `record` only fails past 2⁶³ µs; the
@@ -226,7 +246,13 @@ pub fn meets_slo(r: &RequestRecord, slo: &Slo) -> bool {
 pub fn latency_summary(name: &str, definition: &str, h: &Histogram<u64>) -> LatencySummary {
     let ms = |v: u64| h.median_equivalent(v) as f64 / 1000.0;
     let empty = h.is_empty();
-    let q = |q: f64| if empty { 0.0 } else { ms(h.value_at_quantile(q)) };
+    let q = |q: f64| {
+        if empty {
+            0.0
+        } else {
+            ms(h.value_at_quantile(q))
+        }
+    };
     LatencySummary {
         name: name.to_string(),
         unit: "ms".into(),

@@ -103,7 +103,11 @@ fn goodput_checks_every_set_slo_and_skips_tpot_for_one_token() {
     rs[2].tpot_us = Some(90_000.0); // misses tpot
     rs[3].tpot_us = None; // one output token: no tpot to check
     rs[3].output_tokens = 1;
-    let slo = Slo { ttft_ms: Some(500.0), tpot_ms: Some(50.0), e2e_ms: None };
+    let slo = Slo {
+        ttft_ms: Some(500.0),
+        tpot_ms: Some(50.0),
+        e2e_ms: None,
+    };
     let (s, _) = summarize(&data(rs), &slo, true);
     assert_eq!(s.throughput.goodput_requests, Some(2));
 }
@@ -115,7 +119,10 @@ fn output_length_mismatch_and_missing_usage_are_counted() {
     rs[1].output_tokens_from_usage = false; // chunk-count fallback: not compared
     rs[1].output_tokens = 3;
     let (s, _) = summarize(&data(rs.clone()), &Slo::default(), true);
-    assert_eq!((s.tokens.output_len_mismatch, s.tokens.usage_missing), (1, 1));
+    assert_eq!(
+        (s.tokens.output_len_mismatch, s.tokens.usage_missing),
+        (1, 1)
+    );
     let (s, _) = summarize(&data(rs), &Slo::default(), false);
     assert_eq!(s.tokens.output_len_mismatch, 0);
 }

@@ -23,10 +23,25 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "dist", rename_all = "lowercase")]
 pub enum LengthDist {
-    Fixed { value: u32 },
-    Uniform { min: u32, max: u32 },
-    Normal { mean: f64, stddev: f64, min: u32, max: u32 },
-    LogNormal { mean: f64, stddev: f64, min: u32, max: u32 },
+    Fixed {
+        value: u32,
+    },
+    Uniform {
+        min: u32,
+        max: u32,
+    },
+    Normal {
+        mean: f64,
+        stddev: f64,
+        min: u32,
+        max: u32,
+    },
+    LogNormal {
+        mean: f64,
+        stddev: f64,
+        min: u32,
+        max: u32,
+    },
 }
 
 impl LengthDist {
@@ -224,7 +239,9 @@ mod tests {
     }
 
     fn parse(s: &str) -> Result<LengthDist, String> {
-        toml::from_str::<W>(s).map(|w| w.d).map_err(|e| e.to_string())
+        toml::from_str::<W>(s)
+            .map(|w| w.d)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

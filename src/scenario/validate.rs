@@ -75,7 +75,9 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
                 line,
                 column: 1,
                 field: None,
-                message: "a `messages` line needs api = \"chat\" (the completions API takes `prompt`)".into(),
+                message:
+                    "a `messages` line needs api = \"chat\" (the completions API takes `prompt`)"
+                        .into(),
             });
         }
     }
@@ -99,11 +101,20 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     })
 }
 
-fn positive_secs(ctx: &Ctx, v: &Option<Spanned<f64>>, field: &str, default: f64) -> Result<f64, ScenarioError> {
+fn positive_secs(
+    ctx: &Ctx,
+    v: &Option<Spanned<f64>>,
+    field: &str,
+    default: f64,
+) -> Result<f64, ScenarioError> {
     match v {
         None => Ok(default),
         Some(s) if s.get_ref().is_finite() && *s.get_ref() > 0.0 => Ok(*s.get_ref()),
-        Some(s) => Err(ctx.at(s.span(), field, format!("must be a positive number of seconds (got {})", s.get_ref()))),
+        Some(s) => Err(ctx.at(
+            s.span(),
+            field,
+            format!("must be a positive number of seconds (got {})", s.get_ref()),
+        )),
     }
 }
 
@@ -116,14 +127,31 @@ fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
     if let Some(t) = &r.temperature {
         let t_val = *t.get_ref();
         if !(t_val.is_finite() && t_val >= 0.0) {
-            return Err(ctx.at(t.span(), "request.temperature", format!("must be ≥ 0 (got {t_val})")));
+            return Err(ctx.at(
+                t.span(),
+                "request.temperature",
+                format!("must be ≥ 0 (got {t_val})"),
+            ));
         }
     }
     let timeout_s = positive_secs(ctx, &r.timeout_s, "request.timeout_s", 600.0)?;
-    let first_token_timeout_s = positive_secs(ctx, &r.first_token_timeout_s, "request.first_token_timeout_s", timeout_s)?;
+    let first_token_timeout_s = positive_secs(
+        ctx,
+        &r.first_token_timeout_s,
+        "request.first_token_timeout_s",
+        timeout_s,
+    )?;
     if first_token_timeout_s > timeout_s {
-        let span = r.first_token_timeout_s.as_ref().map(|s| s.span()).unwrap_or(0..0);
-        return Err(ctx.at(span, "request.first_token_timeout_s", format!("is longer than request.timeout_s ({timeout_s} s)")));
+        let span = r
+            .first_token_timeout_s
+            .as_ref()
+            .map(|s| s.span())
+            .unwrap_or(0..0);
+        return Err(ctx.at(
+            span,
+            "request.first_token_timeout_s",
+            format!("is longer than request.timeout_s ({timeout_s} s)"),
+        ));
     }
     Ok(RequestParams {
         max_tokens: r.max_tokens.map(Spanned::into_inner),
@@ -144,11 +172,19 @@ fn workload(
     let span = w.span();
     let w = w.into_inner();
     let kind = w.kind;
-    let kind_name = serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let kind_name = serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
     // Fields that belong to other workload types are errors, not silently ignored.
     let allowed: &[&str] = match kind {
         WorkloadKind::Synthetic => &["input_tokens", "output_tokens"],
-        WorkloadKind::SharedPrefix => &["prefixes", "prefix_tokens", "suffix_tokens", "output_tokens"],
+        WorkloadKind::SharedPrefix => &[
+            "prefixes",
+            "prefix_tokens",
+            "suffix_tokens",
+            "output_tokens",
+        ],
         WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
         WorkloadKind::Dataset => &["path", "order", "output_tokens"],
     };
@@ -170,23 +206,39 @@ fn workload(
                 return Err(ctx.at(
                     sp.clone(),
                     &format!("workload.{name}"),
-                    format!("is not used by type = \"{kind_name}\" (it takes {})", allowed.join(", ")),
+                    format!(
+                        "is not used by type = \"{kind_name}\" (it takes {})",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
     }
-    let missing = |name: &str| ctx.at(span.clone(), &format!("workload.{name}"), format!("is required for type = \"{kind_name}\""));
+    let missing = |name: &str| {
+        ctx.at(
+            span.clone(),
+            &format!("workload.{name}"),
+            format!("is required for type = \"{kind_name}\""),
+        )
+    };
     // Output length: the workload's own distribution, else request.max_tokens.
     let output = |o: Option<Spanned<LengthDist>>| -> Result<LengthDist, ScenarioError> {
         match (o, request.max_tokens) {
             (Some(d), _) => Ok(d.into_inner()),
             (None, Some(m)) => Ok(LengthDist::Fixed { value: m }),
-            (None, None) => Err(ctx.at(span.clone(), "workload.output_tokens", "is required unless request.max_tokens is set")),
+            (None, None) => Err(ctx.at(
+                span.clone(),
+                "workload.output_tokens",
+                "is required unless request.max_tokens is set",
+            )),
         }
     };
     let w_out = match kind {
         WorkloadKind::Synthetic => Workload::Synthetic {
-            input_tokens: w.input_tokens.ok_or_else(|| missing("input_tokens"))?.into_inner(),
+            input_tokens: w
+                .input_tokens
+                .ok_or_else(|| missing("input_tokens"))?
+                .into_inner(),
             output_tokens: output(w.output_tokens)?,
         },
         WorkloadKind::SharedPrefix => {
@@ -196,12 +248,19 @@ fn workload(
             }
             let prefix_tokens = w.prefix_tokens.ok_or_else(|| missing("prefix_tokens"))?;
             if *prefix_tokens.get_ref() == 0 {
-                return Err(ctx.at(prefix_tokens.span(), "workload.prefix_tokens", "must be at least 1"));
+                return Err(ctx.at(
+                    prefix_tokens.span(),
+                    "workload.prefix_tokens",
+                    "must be at least 1",
+                ));
             }
             Workload::SharedPrefix {
                 prefixes: prefixes.into_inner(),
                 prefix_tokens: prefix_tokens.into_inner(),
-                suffix_tokens: w.suffix_tokens.ok_or_else(|| missing("suffix_tokens"))?.into_inner(),
+                suffix_tokens: w
+                    .suffix_tokens
+                    .ok_or_else(|| missing("suffix_tokens"))?
+                    .into_inner(),
                 output_tokens: output(w.output_tokens)?,
             }
         }
@@ -209,9 +268,16 @@ fn workload(
             let f = w.long_fraction.ok_or_else(|| missing("long_fraction"))?;
             let fv = *f.get_ref();
             if !(0.0..=1.0).contains(&fv) {
-                return Err(ctx.at(f.span(), "workload.long_fraction", format!("must be between 0 and 1 (got {fv})")));
+                return Err(ctx.at(
+                    f.span(),
+                    "workload.long_fraction",
+                    format!("must be between 0 and 1 (got {fv})"),
+                ));
             }
-            let lengths = |l: RawLengths| Lengths { input_tokens: l.input_tokens, output_tokens: l.output_tokens };
+            let lengths = |l: RawLengths| Lengths {
+                input_tokens: l.input_tokens,
+                output_tokens: l.output_tokens,
+            };
             Workload::LongShortMix {
                 long_fraction: fv,
                 short: lengths(w.short.ok_or_else(|| missing("short"))?.into_inner()),
@@ -222,7 +288,11 @@ fn workload(
             let p = w.path.ok_or_else(|| missing("path"))?;
             let resolved = base_dir.join(p.get_ref());
             let dataset = Dataset::load(&resolved).map_err(|e| match e {
-                ScenarioError::Read { source, .. } => ctx.at(p.span(), "workload.path", format!("cannot read {}: {source}", resolved.display())),
+                ScenarioError::Read { source, .. } => ctx.at(
+                    p.span(),
+                    "workload.path",
+                    format!("cannot read {}: {source}", resolved.display()),
+                ),
                 other => other,
             })?;
             let output_tokens = match (w.output_tokens, request.max_tokens) {
@@ -298,7 +368,9 @@ fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioError> {
     };
     let duration_s = match &l.duration {
         None => None,
-        Some(d) => Some(parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m))?),
+        Some(d) => {
+            Some(parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m))?)
+        }
     };
     if let Some(r) = &l.requests {
         if *r.get_ref() == 0 {
@@ -307,9 +379,18 @@ fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioError> {
     }
     let requests = l.requests.map(Spanned::into_inner);
     if requests.is_none() && duration_s.is_none() {
-        return Err(ctx.at(span, "load", "needs `requests = N` and/or `duration = \"60s\"` to bound the run"));
+        return Err(ctx.at(
+            span,
+            "load",
+            "needs `requests = N` and/or `duration = \"60s\"` to bound the run",
+        ));
     }
-    Ok(LoadSpec { mode, requests, duration_s, warmup: l.warmup.unwrap_or(0) })
+    Ok(LoadSpec {
+        mode,
+        requests,
+        duration_s,
+        warmup: l.warmup.unwrap_or(0),
+    })
 }
 
 fn slo(ctx: &Ctx, s: RawSlo) -> Result<Slo, ScenarioError> {
@@ -317,17 +398,30 @@ fn slo(ctx: &Ctx, s: RawSlo) -> Result<Slo, ScenarioError> {
         match v {
             None => Ok(None),
             Some(x) if x.get_ref().is_finite() && *x.get_ref() > 0.0 => Ok(Some(x.into_inner())),
-            Some(x) => Err(ctx.at(x.span(), &format!("slo.{name}"), format!("must be a positive number of milliseconds (got {})", x.get_ref()))),
+            Some(x) => Err(ctx.at(
+                x.span(),
+                &format!("slo.{name}"),
+                format!(
+                    "must be a positive number of milliseconds (got {})",
+                    x.get_ref()
+                ),
+            )),
         }
     };
-    Ok(Slo { ttft_ms: one(s.ttft_ms, "ttft_ms")?, tpot_ms: one(s.tpot_ms, "tpot_ms")?, e2e_ms: one(s.e2e_ms, "e2e_ms")? })
+    Ok(Slo {
+        ttft_ms: one(s.ttft_ms, "ttft_ms")?,
+        tpot_ms: one(s.tpot_ms, "tpot_ms")?,
+        e2e_ms: one(s.e2e_ms, "e2e_ms")?,
+    })
 }
 
 fn check_rate(r: f64) -> Result<(), String> {
     if r.is_finite() && r > 0.0 {
         Ok(())
     } else {
-        Err(format!("must be a positive number of requests per second (got {r})"))
+        Err(format!(
+            "must be a positive number of requests per second (got {r})"
+        ))
     }
 }
 
@@ -340,10 +434,14 @@ fn check_concurrency(c: u32) -> Result<(), String> {
 }
 
 fn check_endpoint(e: &str) -> Result<(), String> {
-    let url = url::Url::parse(e).map_err(|err| format!("`{e}` is not a URL ({err}); write it like http://127.0.0.1:8000/v1"))?;
+    let url = url::Url::parse(e).map_err(|err| {
+        format!("`{e}` is not a URL ({err}); write it like http://127.0.0.1:8000/v1")
+    })?;
     match url.scheme() {
         "http" | "https" => Ok(()),
-        s => Err(format!("scheme `{s}` is not supported; use http:// or https://")),
+        s => Err(format!(
+            "scheme `{s}` is not supported; use http:// or https://"
+        )),
     }
 }
 
@@ -351,7 +449,9 @@ fn check_endpoint(e: &str) -> Result<(), String> {
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     let secs = match s.trim().parse::<f64>() {
         Ok(v) => v,
-        Err(_) => humantime::parse_duration(s.trim()).map_err(|e| format!("`{s}` is not a duration ({e}); write it like \"90s\" or \"5m\""))?.as_secs_f64(),
+        Err(_) => humantime::parse_duration(s.trim())
+            .map_err(|e| format!("`{s}` is not a duration ({e}); write it like \"90s\" or \"5m\""))?
+            .as_secs_f64(),
     };
     if secs.is_finite() && secs > 0.0 {
         Ok(secs)
@@ -405,7 +505,9 @@ impl Overrides {
             s.load.warmup = w;
         }
         if self.rate.is_some() && self.concurrency.is_some() {
-            return Err(BenchError::usage("--rate and --concurrency are exclusive: pick open loop or closed loop"));
+            return Err(BenchError::usage(
+                "--rate and --concurrency are exclusive: pick open loop or closed loop",
+            ));
         }
         if let Some(c) = self.concurrency {
             check_concurrency(c).map_err(|m| flag("--concurrency", m))?;
@@ -414,13 +516,23 @@ impl Overrides {
         if let Some(r) = self.rate {
             check_rate(r).map_err(|m| flag("--rate", m))?;
             s.load.mode = match &s.load.mode {
-                LoadMode::Open { arrival, burstiness, max_concurrency, .. } => LoadMode::Open {
+                LoadMode::Open {
+                    arrival,
+                    burstiness,
+                    max_concurrency,
+                    ..
+                } => LoadMode::Open {
                     rate_rps: r,
                     arrival: *arrival,
                     burstiness: *burstiness,
                     max_concurrency: *max_concurrency,
                 },
-                LoadMode::Closed { .. } => LoadMode::Open { rate_rps: r, arrival: Arrival::Poisson, burstiness: 1.0, max_concurrency: None },
+                LoadMode::Closed { .. } => LoadMode::Open {
+                    rate_rps: r,
+                    arrival: Arrival::Poisson,
+                    burstiness: 1.0,
+                    max_concurrency: None,
+                },
             };
         }
         if let Some(m) = self.max_concurrency {
@@ -457,7 +569,9 @@ requests = 10
 "#;
 
     fn err(text: &str) -> String {
-        Scenario::parse(text, Path::new("x.toml")).unwrap_err().to_string()
+        Scenario::parse(text, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -472,26 +586,44 @@ requests = 10
     #[test]
     fn unknown_field_names_file_line_and_field() {
         let e = err(&GOOD.replace("requests = 10", "requests = 10\nreqests = 3"));
-        assert!(e.starts_with("x.toml:15:1: field `load.reqests`: unknown field"), "{e}");
+        assert!(
+            e.starts_with("x.toml:15:1: field `load.reqests`: unknown field"),
+            "{e}"
+        );
         assert!(e.contains("reqests"), "{e}");
     }
 
     #[test]
     fn bad_value_points_at_the_value() {
         let e = err(&GOOD.replace("rate = 5.0", "rate = -1.0"));
-        assert!(e.starts_with("x.toml:11:8: field `load.rate`: must be a positive"), "{e}");
+        assert!(
+            e.starts_with("x.toml:11:8: field `load.rate`: must be a positive"),
+            "{e}"
+        );
         let e = err(&GOOD.replace("min = 10, max = 20", "min = 10, max = 2"));
-        assert!(e.contains(":7:") && e.contains("input_tokens") && e.contains("below min"), "{e}");
+        assert!(
+            e.contains(":7:") && e.contains("input_tokens") && e.contains("below min"),
+            "{e}"
+        );
     }
 
     #[test]
     fn cross_field_rules() {
         let e = err(&GOOD.replace("rate = 5.0", "rate = 5.0\nconcurrency = 3"));
-        assert!(e.contains("load.concurrency") && e.contains("not both"), "{e}");
+        assert!(
+            e.contains("load.concurrency") && e.contains("not both"),
+            "{e}"
+        );
         let e = err(&GOOD.replace("output_tokens = 8", "output_tokens = 8\nprefixes = 3"));
-        assert!(e.contains("x.toml:9:12") && e.contains("workload.prefixes"), "{e}");
+        assert!(
+            e.contains("x.toml:9:12") && e.contains("workload.prefixes"),
+            "{e}"
+        );
         let e = err(&GOOD.replace("output_tokens = 8\n", ""));
-        assert!(e.contains("workload.output_tokens") && e.contains("request.max_tokens"), "{e}");
+        assert!(
+            e.contains("workload.output_tokens") && e.contains("request.max_tokens"),
+            "{e}"
+        );
         let e = err(&GOOD.replace("arrival = \"gamma\"", "arrival = \"poisson\""));
         assert!(e.contains("load.burstiness"), "{e}");
         let e = err(&GOOD.replace("requests = 10", ""));

@@ -38,7 +38,10 @@ impl Dataset {
             path: path.to_path_buf(),
             source,
         })?;
-        let sha256 = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let sha256 = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         let text = String::from_utf8(bytes).map_err(|e| ScenarioError::Other {
             path: path.to_path_buf(),
             message: format!("not UTF-8 text ({e})"),
@@ -65,7 +68,9 @@ impl Dataset {
                 (None, Some(m @ serde_json::Value::Array(a))) if !a.is_empty() => {
                     DatasetPrompt::Messages(m.clone())
                 }
-                (Some(_), Some(_)) => return Err(bad("has both `prompt` and `messages`; keep one".into())),
+                (Some(_), Some(_)) => {
+                    return Err(bad("has both `prompt` and `messages`; keep one".into()))
+                }
                 _ => {
                     return Err(bad(
                         "needs `prompt` (a string) or `messages` (a non-empty array)".into(),
@@ -76,7 +81,11 @@ impl Dataset {
                 None | Some(serde_json::Value::Null) => None,
                 Some(v) => match v.as_u64() {
                     Some(n) if n >= 1 && n <= u32::MAX as u64 => Some(n as u32),
-                    _ => return Err(bad(format!("`output_tokens` must be an integer ≥ 1 (got {v})"))),
+                    _ => {
+                        return Err(bad(format!(
+                            "`output_tokens` must be an integer ≥ 1 (got {v})"
+                        )))
+                    }
                 },
             };
             entries.push(DatasetEntry {
@@ -134,9 +143,13 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let e = load("{\"prompt\":\"a\"}\n{\"prompt\":1}\n").unwrap_err().to_string();
+        let e = load("{\"prompt\":\"a\"}\n{\"prompt\":1}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("d.jsonl:2:1"), "{e}");
-        let e = load("{\"prompt\":\"a\",\"output_tokens\":0}\n").unwrap_err().to_string();
+        let e = load("{\"prompt\":\"a\",\"output_tokens\":0}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(":1:1") && e.contains("output_tokens"), "{e}");
         assert!(load("\n\n").is_err());
     }

@@ -161,19 +161,147 @@ pub(crate) fn stream_rng(seed: u64, stream: u64) -> ChaCha8Rng {
 
 /// Words that common BPE vocabularies hold as single tokens (with a leading space).
 const VOCAB: &[&str] = &[
-    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
-    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
-    "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
-    "been", "if", "more", "when", "will", "would", "who", "so", "no", "time", "people", "year",
-    "way", "day", "man", "thing", "woman", "life", "child", "world", "school", "state", "family",
-    "student", "group", "country", "problem", "hand", "part", "place", "case", "week", "company",
-    "system", "program", "question", "work", "number", "night", "point", "home", "water", "room",
-    "mother", "area", "money", "story", "fact", "month", "lot", "right", "study", "book", "eye",
-    "job", "word", "business", "issue", "side", "kind", "head", "house", "service", "friend",
-    "father", "power", "hour", "game", "line", "end", "member", "law", "car", "city", "name",
-    "team", "minute", "idea", "body", "back", "face", "level", "office", "door", "health",
-    "person", "art", "war", "history", "party", "result", "change", "morning", "reason",
-    "research", "girl", "guy", "moment", "air", "teacher", "force", "education",
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "was",
+    "with",
+    "be",
+    "by",
+    "on",
+    "not",
+    "he",
+    "this",
+    "are",
+    "or",
+    "his",
+    "from",
+    "at",
+    "which",
+    "but",
+    "have",
+    "an",
+    "had",
+    "they",
+    "you",
+    "were",
+    "their",
+    "one",
+    "all",
+    "we",
+    "can",
+    "her",
+    "has",
+    "there",
+    "been",
+    "if",
+    "more",
+    "when",
+    "will",
+    "would",
+    "who",
+    "so",
+    "no",
+    "time",
+    "people",
+    "year",
+    "way",
+    "day",
+    "man",
+    "thing",
+    "woman",
+    "life",
+    "child",
+    "world",
+    "school",
+    "state",
+    "family",
+    "student",
+    "group",
+    "country",
+    "problem",
+    "hand",
+    "part",
+    "place",
+    "case",
+    "week",
+    "company",
+    "system",
+    "program",
+    "question",
+    "work",
+    "number",
+    "night",
+    "point",
+    "home",
+    "water",
+    "room",
+    "mother",
+    "area",
+    "money",
+    "story",
+    "fact",
+    "month",
+    "lot",
+    "right",
+    "study",
+    "book",
+    "eye",
+    "job",
+    "word",
+    "business",
+    "issue",
+    "side",
+    "kind",
+    "head",
+    "house",
+    "service",
+    "friend",
+    "father",
+    "power",
+    "hour",
+    "game",
+    "line",
+    "end",
+    "member",
+    "law",
+    "car",
+    "city",
+    "name",
+    "team",
+    "minute",
+    "idea",
+    "body",
+    "back",
+    "face",
+    "level",
+    "office",
+    "door",
+    "health",
+    "person",
+    "art",
+    "war",
+    "history",
+    "party",
+    "result",
+    "change",
+    "morning",
+    "reason",
+    "research",
+    "girl",
+    "guy",
+    "moment",
+    "air",
+    "teacher",
+    "force",
+    "education",
 ];
 
 /// `n` space-separated words drawn uniformly from [`VOCAB`].
@@ -221,12 +349,17 @@ mod tests {
         let g = Generator::new(&s);
         let specs: Vec<_> = (0..20).map(|i| g.spec(i)).collect();
         for sp in &specs {
-            let Prompt::Text(t) = &sp.prompt else { panic!() };
+            let Prompt::Text(t) = &sp.prompt else {
+                panic!()
+            };
             let grp: usize = sp.class.trim_start_matches("prefix-").parse().unwrap();
             assert!(t.starts_with(&g.prefixes[grp]));
             assert_eq!(sp.input_tokens_target, Some(35));
         }
-        assert!(specs.iter().any(|s| s.class == "prefix-0") && specs.iter().any(|s| s.class == "prefix-1"));
+        assert!(
+            specs.iter().any(|s| s.class == "prefix-0")
+                && specs.iter().any(|s| s.class == "prefix-1")
+        );
     }
 
     #[test]
@@ -235,7 +368,10 @@ mod tests {
         let g = Generator::new(&s);
         let longs = (0..4000).filter(|i| g.spec(*i).class == "long").count();
         assert!((900..1100).contains(&longs), "{longs}");
-        let l = (0..50).map(|i| g.spec(i)).find(|s| s.class == "long").unwrap();
+        let l = (0..50)
+            .map(|i| g.spec(i))
+            .find(|s| s.class == "long")
+            .unwrap();
         assert_eq!((l.input_tokens_target, l.max_tokens), (Some(400), 50));
     }
 }

@@ -28,7 +28,9 @@ pub fn arrival_offsets(
     let limit = match (count, duration_s) {
         (Some(c), _) => c,
         (None, Some(d)) => (rate_rps * d * 1.5 + 100.0).min(u64::MAX as f64) as u64,
-        (None, None) => return Err("an open-loop schedule needs a request count or a duration".into()),
+        (None, None) => {
+            return Err("an open-loop schedule needs a request count or a duration".into())
+        }
     };
     if limit > MAX_ARRIVALS {
         return Err(format!(

@@ -47,7 +47,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { first_token_delay: Duration::from_millis(20), token_gap: Duration::from_millis(1), faults: HashMap::new() }
+        Config {
+            first_token_delay: Duration::from_millis(20),
+            token_gap: Duration::from_millis(1),
+            faults: HashMap::new(),
+        }
     }
 }
 
@@ -72,7 +76,10 @@ struct AppState {
 /// Starts the server on 127.0.0.1:0 in the current runtime.
 pub async fn spawn(cfg: Config) -> (SocketAddr, Arc<Log>) {
     let log = Arc::new(Log::default());
-    let state = Arc::new(AppState { cfg, log: log.clone() });
+    let state = Arc::new(AppState {
+        cfg,
+        log: log.clone(),
+    });
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
@@ -96,7 +103,11 @@ pub async fn spawn(cfg: Config) -> (SocketAddr, Arc<Log>) {
 pub fn spawn_background(cfg: Config) -> (SocketAddr, Arc<Log>) {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let r = spawn(cfg).await;
             tx.send(r).unwrap();
@@ -106,11 +117,19 @@ pub fn spawn_background(cfg: Config) -> (SocketAddr, Arc<Log>) {
     rx.recv().unwrap()
 }
 
-async fn chat(State(s): State<Arc<AppState>>, headers: HeaderMap, Json(body): Json<serde_json::Value>) -> Response {
+async fn chat(
+    State(s): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Json(body): Json<serde_json::Value>,
+) -> Response {
     respond(s, headers, body, true, "/v1/chat/completions")
 }
 
-async fn completions(State(s): State<Arc<AppState>>, headers: HeaderMap, Json(body): Json<serde_json::Value>) -> Response {
+async fn completions(
+    State(s): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Json(body): Json<serde_json::Value>,
+) -> Response {
     respond(s, headers, body, false, "/v1/completions")
 }
 
@@ -120,20 +139,38 @@ fn sse(v: serde_json::Value) -> Bytes {
 
 fn token_chunk(chat: bool, text: &str) -> Bytes {
     if chat {
-        sse(serde_json::json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}))
+        sse(
+            serde_json::json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}),
+        )
     } else {
-        sse(serde_json::json!({"object":"text_completion","choices":[{"index":0,"text":text,"finish_reason":null}]}))
+        sse(
+            serde_json::json!({"object":"text_completion","choices":[{"index":0,"text":text,"finish_reason":null}]}),
+        )
     }
 }
 
-fn respond(s: Arc<AppState>, headers: HeaderMap, body: serde_json::Value, chat: bool, path: &str) -> Response {
+fn respond(
+    s: Arc<AppState>,
+    headers: HeaderMap,
+    body: serde_json::Value,
+    chat: bool,
+    path: &str,
+) -> Response {
     let index = headers
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.rsplit('-').next())
         .and_then(|v| v.parse::<u64>().ok());
-    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
-    s.log.received.lock().unwrap().push(Received { path: path.into(), index, body: body.clone(), authorization: authorization.clone() });
+    let authorization = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    s.log.received.lock().unwrap().push(Received {
+        path: path.into(),
+        index,
+        body: body.clone(),
+        authorization: authorization.clone(),
+    });
     let fault = index.and_then(|i| s.cfg.faults.get(&i).copied());
     match fault {
         Some(Fault::Status(code)) => {
@@ -142,11 +179,18 @@ fn respond(s: Arc<AppState>, headers: HeaderMap, body: serde_json::Value, chat: 
         }
         Some(Fault::EchoAuth) => {
             let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());
-            return (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"error":{"message":msg}}))).into_response();
+            return (
+                StatusCode::UNAUTHORIZED,
+                Json(serde_json::json!({"error":{"message":msg}})),
+            )
+                .into_response();
         }
         _ => {}
     }
-    let max_tokens = body.get("max_tokens").and_then(|v| v.as_u64()).unwrap_or(16) as u32;
+    let max_tokens = body
+        .get("max_tokens")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(16) as u32;
     let prompt_tokens = 7u64;
     let cfg = s.cfg.clone();
     let stream = async_stream(move |tx| async move {
@@ -172,7 +216,10 @@ fn respond(s: Arc<AppState>, headers: HeaderMap, body: serde_json::Value, chat: 
                     tx.send(Bytes::from_static(b"data: {not json\n\n")).await?;
                 }
                 Some(Fault::ErrorEvent) if i == 1 => {
-                    tx.send(sse(serde_json::json!({"error":{"message":"engine died","code":500}}))).await?;
+                    tx.send(sse(
+                        serde_json::json!({"error":{"message":"engine died","code":500}}),
+                    ))
+                    .await?;
                 }
                 _ => {}
             }
@@ -206,7 +253,9 @@ where
     let tx2 = tx.clone();
     tokio::spawn(async move {
         if f(Tx(tx)).await.is_err() {
-            let _ = tx2.send(Err(std::io::Error::other("injected disconnect"))).await;
+            let _ = tx2
+                .send(Err(std::io::Error::other("injected disconnect")))
+                .await;
         }
     });
     futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) })
@@ -224,7 +273,12 @@ impl Tx {
 fn _infallible(_: Infallible) {}
 
 /// A scenario file pointing at `addr`, written into `dir`.
-pub fn scenario(dir: &std::path::Path, addr: SocketAddr, extra_request: &str, load: &str) -> std::path::PathBuf {
+pub fn scenario(
+    dir: &std::path::Path,
+    addr: SocketAddr,
+    extra_request: &str,
+    load: &str,
+) -> std::path::PathBuf {
     let text = format!(
         r#"name = "e2e"
 api = "chat"
