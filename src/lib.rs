@@ -15,6 +15,7 @@ pub mod result;
 pub mod runner;
 pub mod scenario;
 pub mod selftest;
+pub mod sim;
 pub mod workload;
 
 use std::process::ExitCode;

@@ -1,0 +1,377 @@
+//! Named hardware/model profiles and every option of the simulated engine.
+//!
+//! A profile is a model shape plus a device. The model shapes are those of the published
+//! `config.json` files of Meta's Llama 3.x models (parameters, layers, hidden size, KV heads,
+//! head dimension); the device figures are from NVIDIA's data sheets (dense FP16/BF16 tensor
+//! throughput without sparsity, memory size and bandwidth, NVLink bandwidth):
+//!
+//! | profile | model | device |
+//! |---|---|---|
+//! | `small-gpu` | Llama-3.2-1B: 1.24 B params, 16 layers, hidden 2048, 8 KV heads × 64 | L4: 121 TFLOP/s, 24 GB, 300 GB/s |
+//! | `l4-8b` | Llama-3.1-8B: 8.03 B params, 32 layers, hidden 4096, 8 KV heads × 128 | L4 (KV-tight: 16 GB of weights on 24 GB) |
+//! | `h100-8b` | Llama-3.1-8B | H100 SXM: 989 TFLOP/s, 80 GB, 3.35 TB/s, NVLink 900 GB/s |
+//! | `h100-70b` | Llama-3.1-70B: 70.6 B params, 80 layers, hidden 8192, 8 KV heads × 128; `tp = 4` | 4 × H100 SXM |
+//!
+//! Efficiencies (`mfu` 0.5 for matmuls, `bw_eff` 0.8 of peak bandwidth, a fixed scheduler
+//! overhead per step) are round figures typical of published engine measurements, not
+//! measurements of ours. Every value can be overridden with `--opt key=value`.
+
+use serde::Serialize;
+
+/// Weight (or draft) precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Quant {
+    None,
+    Fp8,
+    Int8,
+    Int4,
+}
+
+impl Quant {
+    pub fn parse(s: &str) -> Option<Quant> {
+        Some(match s {
+            "none" | "fp16" | "bf16" | "off" => Quant::None,
+            "fp8" => Quant::Fp8,
+            "int8" => Quant::Int8,
+            "int4" => Quant::Int4,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Quant::None => "none",
+            Quant::Fp8 => "fp8",
+            Quant::Int8 => "int8",
+            Quant::Int4 => "int4",
+        }
+    }
+
+    /// Bytes per weight.
+    pub fn bytes(self) -> f64 {
+        match self {
+            Quant::None => 2.0,
+            Quant::Fp8 | Quant::Int8 => 1.0,
+            Quant::Int4 => 0.5,
+        }
+    }
+
+    /// Multiplier on matmul time for dequantization (weight-only int formats dequantize in the
+    /// kernel; FP8 runs natively on Hopper-class tensor cores).
+    pub fn compute_overhead(self) -> f64 {
+        match self {
+            Quant::None | Quant::Fp8 => 1.0,
+            Quant::Int8 => 1.05,
+            Quant::Int4 => 1.12,
+        }
+    }
+
+    /// How well a draft model of this precision tracks the FP16 target: multiplies the
+    /// per-position acceptance probability. Chosen so that the seed chapter's EAGLE-3 figures
+    /// come out in vLLM's acceptance rate (accepted / draft tokens) at k = 3 and the default
+    /// α = 0.9: ≈ 0.81 at FP16, 0.77 FP8, 0.69 INT8, and 0.45 (below 0.5) at INT4.
+    pub fn draft_fidelity(self) -> f64 {
+        match self {
+            Quant::None => 1.0,
+            Quant::Fp8 => 0.97,
+            Quant::Int8 => 0.92,
+            Quant::Int4 => 0.72,
+        }
+    }
+}
+
+/// Every knob of the simulated engine. Field names are the `--opt` keys.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimOptions {
+    pub profile: String,
+    // --- model shape
+    pub params_b: f64,
+    pub layers: u32,
+    pub hidden: u32,
+    pub kv_heads: u32,
+    pub head_dim: u32,
+    // --- device (per GPU)
+    pub tflops: f64,
+    pub memory_gb: f64,
+    pub bandwidth_gbs: f64,
+    pub link_gbs: f64,
+    pub mfu: f64,
+    pub bw_eff: f64,
+    pub step_overhead_ms: f64,
+    // --- engine
+    pub max_num_seqs: u32,
+    pub max_num_batched_tokens: u32,
+    pub gpu_memory_utilization: f64,
+    /// Overrides the KV capacity computed from memory (tokens; 0 = computed).
+    pub kv_capacity_tokens: u64,
+    pub block_size: u32,
+    pub max_model_len: u32,
+    // --- optimizations
+    pub prefix_cache: bool,
+    pub chunked_prefill: bool,
+    pub quant: Quant,
+    /// KV cache precision (`none` = FP16, `fp8` halves the bytes per token).
+    pub kv_quant: Quant,
+    /// Draft length k; 0 = speculative decoding off.
+    pub spec: u32,
+    /// Probability that an FP16 draft's token is accepted at each position (the reported
+    /// acceptance rate, accepted / draft tokens, is (α + α² + … + α^k) / k).
+    pub spec_alpha: f64,
+    /// Draft model size relative to the target.
+    pub draft_ratio: f64,
+    /// `same`: the draft is quantized like the target; `none`: kept in FP16.
+    pub draft_quant_same: bool,
+    pub tp: u32,
+    // --- behaviour
+    pub seed: u64,
+    /// Natural output length (mean, tokens) when a request does not ask `ignore_eos`.
+    pub eos_mean_tokens: u32,
+    // --- faults (rates are per request, 0–1)
+    pub fault_500: f64,
+    pub fault_429: f64,
+    pub fault_503: f64,
+    pub fault_stall: f64,
+    pub stall_ms: f64,
+    pub fault_disconnect: f64,
+    pub fault_malformed: f64,
+    pub header_delay_ms: f64,
+}
+
+pub const PROFILES: &[&str] = &["small-gpu", "l4-8b", "h100-8b", "h100-70b"];
+
+const L4: (f64, f64, f64, f64) = (121.0, 24.0, 300.0, 64.0); // TFLOP/s, GB, GB/s, PCIe GB/s
+const H100: (f64, f64, f64, f64) = (989.0, 80.0, 3350.0, 900.0);
+
+impl SimOptions {
+    pub fn profile(name: &str) -> Result<SimOptions, String> {
+        let (params_b, layers, hidden, kv_heads, head_dim, dev, tp) = match name {
+            "small-gpu" => (1.24, 16, 2048, 8, 64, L4, 1),
+            "l4-8b" => (8.03, 32, 4096, 8, 128, L4, 1),
+            "h100-8b" => (8.03, 32, 4096, 8, 128, H100, 1),
+            "h100-70b" => (70.6, 80, 8192, 8, 128, H100, 4),
+            other => {
+                return Err(format!(
+                    "unknown simulator profile `{other}`; choose from: {}",
+                    PROFILES.join(", ")
+                ))
+            }
+        };
+        Ok(SimOptions {
+            profile: name.to_string(),
+            params_b,
+            layers,
+            hidden,
+            kv_heads,
+            head_dim,
+            tflops: dev.0,
+            memory_gb: dev.1,
+            bandwidth_gbs: dev.2,
+            link_gbs: dev.3,
+            mfu: 0.5,
+            bw_eff: 0.8,
+            step_overhead_ms: 1.0,
+            max_num_seqs: 256,
+            max_num_batched_tokens: 2048,
+            gpu_memory_utilization: 0.9,
+            kv_capacity_tokens: 0,
+            block_size: 16,
+            max_model_len: 32768,
+            prefix_cache: false,
+            chunked_prefill: false,
+            quant: Quant::None,
+            kv_quant: Quant::None,
+            spec: 0,
+            spec_alpha: 0.9,
+            draft_ratio: 0.03,
+            draft_quant_same: true,
+            tp,
+            seed: 0,
+            eos_mean_tokens: 256,
+            fault_500: 0.0,
+            fault_429: 0.0,
+            fault_503: 0.0,
+            fault_stall: 0.0,
+            stall_ms: 0.0,
+            fault_disconnect: 0.0,
+            fault_malformed: 0.0,
+            header_delay_ms: 0.0,
+        })
+    }
+
+    /// Applies `key=value`; the error lists the keys when the key is unknown.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let v = value.trim();
+        let f = |what: &str| -> Result<f64, String> {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("`{key}` needs {what} (got `{v}`)"))
+        };
+        let u = || -> Result<u64, String> {
+            v.parse::<u64>()
+                .map_err(|_| format!("`{key}` needs a whole number (got `{v}`)"))
+        };
+        let onoff = || -> Result<bool, String> {
+            match v {
+                "on" | "true" | "1" | "yes" => Ok(true),
+                "off" | "false" | "0" | "no" => Ok(false),
+                _ => Err(format!("`{key}` is on or off (got `{v}`)")),
+            }
+        };
+        let rate = || -> Result<f64, String> {
+            let r = f("a rate between 0 and 1")?;
+            if r > 1.0 {
+                Err(format!("`{key}` is a rate between 0 and 1 (got {r})"))
+            } else {
+                Ok(r)
+            }
+        };
+        let quant = || {
+            Quant::parse(v)
+                .ok_or_else(|| format!("`{key}` is one of none, fp8, int8, int4 (got `{v}`)"))
+        };
+        let positive = |x: f64| {
+            if x > 0.0 {
+                Ok(x)
+            } else {
+                Err(format!("`{key}` must be > 0"))
+            }
+        };
+        match key {
+            "profile" => {
+                *self = SimOptions {
+                    seed: self.seed,
+                    ..SimOptions::profile(v)?
+                }
+            }
+            "params_b" => self.params_b = positive(f("billions of parameters")?)?,
+            "layers" => self.layers = u()?.max(1) as u32,
+            "hidden" => self.hidden = u()?.max(1) as u32,
+            "kv_heads" => self.kv_heads = u()?.max(1) as u32,
+            "head_dim" => self.head_dim = u()?.max(1) as u32,
+            "tflops" => self.tflops = positive(f("TFLOP/s")?)?,
+            "memory_gb" => self.memory_gb = positive(f("GB")?)?,
+            "bandwidth_gbs" => self.bandwidth_gbs = positive(f("GB/s")?)?,
+            "link_gbs" => self.link_gbs = positive(f("GB/s")?)?,
+            "mfu" => self.mfu = positive(rate()?)?,
+            "bw_eff" => self.bw_eff = positive(rate()?)?,
+            "step_overhead_ms" => self.step_overhead_ms = f("milliseconds")?,
+            "max_num_seqs" => self.max_num_seqs = u()?.max(1) as u32,
+            "max_num_batched_tokens" => self.max_num_batched_tokens = u()?.max(1) as u32,
+            "gpu_memory_utilization" => self.gpu_memory_utilization = positive(rate()?)?,
+            "kv_capacity_tokens" => self.kv_capacity_tokens = u()?,
+            "block_size" => self.block_size = u()?.max(1) as u32,
+            "max_model_len" => self.max_model_len = u()?.max(1) as u32,
+            "prefix_cache" => self.prefix_cache = onoff()?,
+            "chunked_prefill" => self.chunked_prefill = onoff()?,
+            "quant" => self.quant = quant()?,
+            "kv_quant" => self.kv_quant = quant()?,
+            "spec" => {
+                self.spec = match v {
+                    "off" | "0" => 0,
+                    "on" => 3,
+                    _ => u()?.min(16) as u32,
+                }
+            }
+            "spec_alpha" => self.spec_alpha = rate()?,
+            "draft_ratio" => self.draft_ratio = positive(f("a fraction")?)?,
+            "draft_quant" => {
+                self.draft_quant_same = match v {
+                    "same" => true,
+                    "none" | "fp16" => false,
+                    _ => return Err(format!("`draft_quant` is `same` or `none` (got `{v}`)")),
+                }
+            }
+            "tp" => self.tp = u()?.clamp(1, 64) as u32,
+            "seed" => self.seed = u()?,
+            "eos_mean_tokens" => self.eos_mean_tokens = u()?.max(1) as u32,
+            "fault_500" => self.fault_500 = rate()?,
+            "fault_429" => self.fault_429 = rate()?,
+            "fault_503" => self.fault_503 = rate()?,
+            "fault_stall" => self.fault_stall = rate()?,
+            "stall_ms" => self.stall_ms = f("milliseconds")?,
+            "fault_disconnect" => self.fault_disconnect = rate()?,
+            "fault_malformed" => self.fault_malformed = rate()?,
+            "header_delay_ms" => self.header_delay_ms = f("milliseconds")?,
+            other => {
+                let keys: Vec<String> = self.entries().into_iter().map(|(k, _)| k).collect();
+                return Err(format!(
+                    "unknown simulator option `{other}`; options: {}",
+                    keys.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every option as `(key, value)`, as recorded in a run's `vars`.
+    pub fn entries(&self) -> Vec<(String, String)> {
+        let v = serde_json::to_value(self).unwrap_or_default();
+        let mut out: Vec<(String, String)> = v
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| {
+                        let s = match v {
+                            serde_json::Value::String(s) => s.clone(),
+                            serde_json::Value::Bool(b) => if *b { "on" } else { "off" }.to_string(),
+                            other => other.to_string(),
+                        };
+                        (k.clone(), s)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Present the draft precision and speculation the way they are set.
+        for (k, v) in out.iter_mut() {
+            if k == "draft_quant_same" {
+                *k = "draft_quant".into();
+                *v = if self.draft_quant_same {
+                    "same".into()
+                } else {
+                    "none".into()
+                };
+            }
+            if k == "spec" && self.spec == 0 {
+                *v = "off".into();
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The precision of the draft model.
+    pub fn draft_quant(&self) -> Quant {
+        if self.draft_quant_same {
+            self.quant
+        } else {
+            Quant::None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_round_trip_and_errors_list_keys() {
+        let mut o = SimOptions::profile("small-gpu").unwrap();
+        o.set("quant", "int4").unwrap();
+        o.set("prefix_cache", "on").unwrap();
+        o.set("spec", "3").unwrap();
+        let e = o.entries();
+        assert!(e.contains(&("quant".into(), "int4".into())));
+        assert!(e.contains(&("prefix_cache".into(), "on".into())));
+        assert!(e.contains(&("spec".into(), "3".into())));
+        assert!(e.contains(&("draft_quant".into(), "same".into())));
+        let err = o.set("qaunt", "int4").unwrap_err();
+        assert!(err.contains("unknown simulator option `qaunt`") && err.contains("prefix_cache"));
+        assert!(o.set("quant", "int3").is_err());
+        assert!(o.set("fault_500", "1.5").is_err());
+        assert!(SimOptions::profile("tpu")
+            .unwrap_err()
+            .contains("small-gpu"));
+    }
+}
