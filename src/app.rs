@@ -1,12 +1,14 @@
 //! The commands: turn command-line arguments into typed configuration, run, write results.
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, RunArgs, SimArgs};
 use crate::client::{list_models, HttpSender, Target};
 use crate::error::BenchError;
 use crate::metrics::summarize;
 use crate::result::{RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::runner::{self, RunConfig};
 use crate::scenario::{LoadMode, Overrides, Scenario, Workload};
+use crate::sim::server::{ServeConfig, SimServer};
+use crate::sim::SimOptions;
 use crate::workload::Generator;
 use crate::{export, EXIT_ERROR, EXIT_OK};
 use chrono::Utc;
@@ -28,7 +30,66 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
             Ok(EXIT_OK)
         }
         Command::Selftest(args) => crate::selftest::run(args).await,
+        Command::Sim(args) => sim_command(args).await,
     }
+}
+
+/// Parses `KEY=VALUE` pairs of a repeatable flag.
+fn pairs(flag: &str, items: &[String]) -> Result<Vec<(String, String)>, BenchError> {
+    items
+        .iter()
+        .map(|v| {
+            let (k, val) = v.split_once('=').ok_or_else(|| {
+                BenchError::usage(format!(
+                    "{flag} `{v}`: write it as KEY=VALUE, e.g. {flag} prefix_cache=on"
+                ))
+            })?;
+            Ok((k.trim().to_string(), val.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Simulator options: `profile` first (it resets the rest), then the others in order.
+pub fn sim_options(
+    seed: u64,
+    layers: &[&[(String, String)]],
+    flag: &str,
+) -> Result<SimOptions, BenchError> {
+    let mut o = SimOptions::profile("small-gpu").map_err(BenchError::Usage)?;
+    o.seed = seed;
+    for layer in layers {
+        let (profile, rest): (Vec<_>, Vec<_>) = layer.iter().partition(|(k, _)| k == "profile");
+        for (k, v) in profile.into_iter().chain(rest) {
+            o.set(k, v)
+                .map_err(|m| BenchError::usage(format!("{flag} {k}={v}: {m}")))?;
+        }
+    }
+    Ok(o)
+}
+
+async fn sim_command(args: SimArgs) -> Result<u8, BenchError> {
+    let mut layers = vec![("profile".to_string(), args.profile.clone())];
+    layers.extend(pairs("--opt", &args.opts)?);
+    let opts = sim_options(0, &[&layers], "--opt")?;
+    let cfg = ServeConfig {
+        opts,
+        listen: args.listen,
+        model: args.model.clone(),
+        truth_log: args.truth_log.clone(),
+    };
+    let model = args.model.clone();
+    let profile = args.profile.clone();
+    crate::sim::server::serve(
+        cfg,
+        move |addr| {
+            eprintln!("bench sim: profile {profile}, model `{model}`, serving http://{addr}/v1 (this is a model of an engine, not a measurement); Ctrl-C stops");
+        },
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        },
+    )
+    .await?;
+    Ok(EXIT_OK)
 }
 
 /// Everything `bench run` needs, checked before any request is sent.
@@ -36,7 +97,10 @@ pub struct RunSetup {
     pub scenario: Scenario,
     pub scenario_file: PathBuf,
     pub vars: BTreeMap<String, String>,
-    pub endpoint: String,
+    /// None: start the embedded simulator with `sim`.
+    pub endpoint: Option<String>,
+    pub sim: Option<SimOptions>,
+    pub sim_truth_log: Option<PathBuf>,
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub out: PathBuf,
@@ -80,18 +144,36 @@ impl RunSetup {
             warmup: args.warmup,
         };
         overrides.apply(&mut scenario)?;
-        let vars = parse_vars(&args.vars)?;
+        let mut vars = parse_vars(&args.vars)?;
+        let cli_opts = pairs("--opt", &args.opts)?;
         if !(args.grace.is_finite() && args.grace >= 0.0) {
             return Err(BenchError::usage(
                 "--grace: must be a number of seconds ≥ 0",
             ));
         }
-        let endpoint = scenario.endpoint.clone().ok_or_else(|| {
-            BenchError::usage(format!(
-                "no endpoint: pass --endpoint http://HOST:PORT/v1 or set `endpoint` in {}",
-                args.scenario.display()
-            ))
-        })?;
+        let endpoint = scenario.endpoint.clone();
+        let sim = match &endpoint {
+            Some(_) if !cli_opts.is_empty() => {
+                return Err(BenchError::usage("--opt configures the embedded simulator, which runs only when no endpoint is given"))
+            }
+            Some(_) => None,
+            None => {
+                let o = sim_options(scenario.seed, &[&scenario.sim, &cli_opts], "--opt")?;
+                // Every simulator option becomes a var, so changing one is a one-variable change.
+                vars.insert("target".into(), "bench-sim".into());
+                for (k, v) in o.entries() {
+                    if let Some(user) = vars.get(&k) {
+                        if *user != v {
+                            return Err(BenchError::usage(format!(
+                                "--var {k}={user} contradicts the simulator's option {k}={v}; set it with --opt {k}={user}"
+                            )));
+                        }
+                    }
+                    vars.insert(k, v);
+                }
+                Some(o)
+            }
+        };
         let key_var = scenario
             .api_key_env
             .clone()
@@ -109,6 +191,8 @@ impl RunSetup {
             scenario_file: args.scenario.clone(),
             vars,
             endpoint,
+            sim,
+            sim_truth_log: args.sim_truth_log.clone(),
             api_key,
             out,
             grace: Duration::from_secs_f64(args.grace),
@@ -205,7 +289,25 @@ async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
 /// Runs a validated setup against its endpoint and builds the result (no files written).
 pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunResult, BenchError> {
     let s = &setup.scenario;
-    let mut target = Target::new(&setup.endpoint, s.api, String::new(), setup.api_key.clone())?;
+    // Without an endpoint the simulator runs on its own thread for the length of the run.
+    let (endpoint, _sim) = match (&setup.endpoint, &setup.sim) {
+        (Some(e), _) => (e.clone(), None),
+        (None, Some(opts)) => {
+            let server = SimServer::start(ServeConfig {
+                opts: opts.clone(),
+                listen: ([127, 0, 0, 1], 0).into(),
+                model: "bench-sim".into(),
+                truth_log: setup.sim_truth_log.clone(),
+            })?;
+            (format!("http://{}/v1", server.addr), Some(server))
+        }
+        (None, None) => {
+            return Err(BenchError::usage(
+                "no endpoint and no simulator: pass --endpoint http://HOST:PORT/v1",
+            ))
+        }
+    };
+    let mut target = Target::new(&endpoint, s.api, String::new(), setup.api_key.clone())?;
     target.model = match &setup.model {
         Some(m) => m.clone(),
         None => list_models(&target)

@@ -25,6 +25,27 @@ pub enum Command {
     },
     /// Benchmark the harness itself: chunks/s it handles and the TTFT it adds, at 1, 64, 1024 streams.
     Selftest(SelftestArgs),
+    /// Serve the embedded simulated LLM engine (OpenAI API, vLLM metric names) until Ctrl-C.
+    Sim(SimArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub listen: std::net::SocketAddr,
+    /// Hardware/model profile: small-gpu, l4-8b, h100-8b, h100-70b.
+    #[arg(long, default_value = "small-gpu")]
+    pub profile: String,
+    /// An engine option (repeatable): --opt prefix_cache=on --opt quant=int8. See docs/simulator.md.
+    #[arg(long = "opt", value_name = "KEY=VALUE")]
+    pub opts: Vec<String>,
+    /// Model id to serve (any requested name is accepted and echoed).
+    #[arg(long, default_value = "bench-sim")]
+    pub model: String,
+    /// Write each request's arrival and token emission times (JSON lines) to this file.
+    #[arg(long)]
+    pub truth_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -69,6 +90,13 @@ pub struct RunArgs {
     /// Seed for prompts, lengths and arrivals. Overrides the scenario's `seed`.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// A simulator option (repeatable), used when no endpoint is given: --opt quant=int4.
+    /// Overrides the scenario's `[sim]` table; every simulator option is recorded in `vars`.
+    #[arg(long = "opt", value_name = "KEY=VALUE")]
+    pub opts: Vec<String>,
+    /// With the embedded simulator: write its ground-truth token times (JSON lines) here.
+    #[arg(long)]
+    pub sim_truth_log: Option<PathBuf>,
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,

@@ -86,6 +86,9 @@ pub struct Scenario {
     pub workload: Workload,
     pub load: LoadSpec,
     pub slo: Slo,
+    /// `[sim]` settings (`profile` first), used when no endpoint is given; not part of the
+    /// traffic hash (they configure the server, not the traffic).
+    pub sim: Vec<(String, String)>,
     /// The file it came from (not part of the hash).
     #[serde(skip)]
     pub source: PathBuf,

@@ -24,6 +24,8 @@ pub struct RawScenario {
     pub load: Spanned<RawLoad>,
     #[serde(default)]
     pub slo: RawSlo,
+    /// Simulator settings used when no endpoint is given (validated by `sim::SimOptions`).
+    pub sim: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -84,7 +84,9 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if let Some(ep) = &raw.endpoint {
         check_endpoint(ep.get_ref()).map_err(|m| ctx.at(ep.span(), "endpoint", m))?;
     }
+    let sim = sim_table(ctx, raw.sim)?;
     Ok(Scenario {
+        sim,
         name: raw.name.into_inner(),
         description: raw.description,
         api: raw.api,
@@ -99,6 +101,39 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         source: ctx.path.to_path_buf(),
         dataset,
     })
+}
+
+/// Checks `[sim]` against the simulator's options now, so a typo fails at load time.
+fn sim_table(
+    ctx: &Ctx,
+    t: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
+) -> Result<Vec<(String, String)>, ScenarioError> {
+    let Some(t) = t else { return Ok(Vec::new()) };
+    let mut entries: Vec<(String, Spanned<toml::Value>)> = t.into_iter().collect();
+    // The profile resets every other option, so it goes first.
+    entries.sort_by_key(|(k, _)| k != "profile");
+    let mut opts =
+        crate::sim::SimOptions::profile("small-gpu").map_err(|m| ctx.at(0..0, "sim", m))?;
+    let mut out = Vec::new();
+    for (k, v) in entries {
+        let text = match v.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+            _ => {
+                return Err(ctx.at(
+                    v.span(),
+                    &format!("sim.{k}"),
+                    "must be a string, number or boolean",
+                ))
+            }
+        };
+        opts.set(&k, &text)
+            .map_err(|m| ctx.at(v.span(), &format!("sim.{k}"), m))?;
+        out.push((k, text));
+    }
+    Ok(out)
 }
 
 fn positive_secs(

@@ -322,7 +322,7 @@ impl Engine {
         }
         if s.admitted_at.is_none() {
             s.admitted_at = Some(now);
-            self.obs.queue_time_s.push(now - s.arrival);
+            self.obs.queue_time_s.push((now - s.arrival).max(0.0));
         }
         self.running.push(s);
         Some(chunk)
@@ -471,9 +471,9 @@ impl Engine {
                 if first {
                     s.first_token_at = Some(end);
                     if let Some(a) = s.admitted_at {
-                        self.obs.prefill_time_s.push(end - a);
+                        self.obs.prefill_time_s.push((end - a).max(0.0));
                     }
-                    self.obs.ttft_s.push(end - s.arrival);
+                    self.obs.ttft_s.push((end - s.arrival).max(0.0));
                     self.counters.prompt_tokens += s.prompt_len as u64;
                 }
                 self.counters.generation_tokens += emitted as u64;
@@ -506,7 +506,7 @@ impl Engine {
                 let s = self.running.remove(i);
                 self.release(&s);
                 self.counters.requests_finished += 1;
-                self.obs.e2e_s.push(end - s.arrival);
+                self.obs.e2e_s.push((end - s.arrival).max(0.0));
             } else {
                 i += 1;
             }

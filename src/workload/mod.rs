@@ -304,6 +304,11 @@ const VOCAB: &[&str] = &[
     "education",
 ];
 
+/// Word `i` of the vocabulary (wrapping), for deterministic generated text.
+pub fn vocab_word(i: usize) -> &'static str {
+    VOCAB[i % VOCAB.len()]
+}
+
 /// `n` space-separated words drawn uniformly from [`VOCAB`].
 pub fn words<R: Rng + ?Sized>(rng: &mut R, n: u32) -> String {
     let mut s = String::with_capacity(n as usize * 6);
