@@ -10,6 +10,7 @@ pub mod client;
 pub mod error;
 pub mod export;
 pub mod metrics;
+pub mod promtext;
 pub mod record;
 pub mod result;
 pub mod runner;

@@ -20,9 +20,8 @@ pub fn render(run: &RunResult) -> String {
         "  endpoint {}  model {}  api {:?}",
         run.endpoint, run.model, run.api
     );
-    if !run.vars.is_empty() {
-        let vars: Vec<String> = run.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(o, "  vars {}", vars.join(" "));
+    for line in vars_lines(&run.vars) {
+        let _ = writeln!(o, "  {line}");
     }
     let errors: u64 = c.errors.values().sum();
     let mut line = format!("  requests: {} sent, {} ok, {errors} errors", c.sent, c.ok);
@@ -72,6 +71,57 @@ pub fn render(run: &RunResult) -> String {
     }
     let _ = writeln!(o, "  All latencies in ms from HDR histograms (3 significant digits), successful measured requests only.");
     o
+}
+
+/// The optimization switches always shown for a simulator run.
+const SIM_HEADLINE: &[&str] = &[
+    "profile",
+    "prefix_cache",
+    "chunked_prefill",
+    "quant",
+    "kv_quant",
+    "spec",
+    "tp",
+];
+
+/// `vars` for the header. A simulator run records every engine option; show the switches,
+/// whatever differs from the profile's defaults, and the user's own vars.
+fn vars_lines(vars: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    if vars.get("target").map(String::as_str) != Some("bench-sim") {
+        if !vars.is_empty() {
+            let v: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out.push(format!("vars {}", v.join(" ")));
+        }
+        return out;
+    }
+    let profile = vars.get("profile").cloned().unwrap_or_default();
+    let defaults: std::collections::BTreeMap<String, String> =
+        crate::sim::SimOptions::profile(&profile)
+            .map(|o| o.entries().into_iter().collect())
+            .unwrap_or_default();
+    let mut shown = Vec::new();
+    let mut user = Vec::new();
+    for (k, v) in vars {
+        if k == "target" {
+            continue;
+        }
+        match defaults.get(k) {
+            Some(d) if SIM_HEADLINE.contains(&k.as_str()) || d != v => {
+                shown.push(format!("{k}={v}"))
+            }
+            Some(_) => {}
+            None => user.push(format!("{k}={v}")),
+        }
+    }
+    out.push(format!(
+        "embedded simulator (a model of an engine, not a measurement): {}",
+        shown.join(" ")
+    ));
+    if !user.is_empty() {
+        out.push(format!("vars {}", user.join(" ")));
+    }
+    out
 }
 
 /// Milliseconds to 4 significant digits (µs below 1 ms): the precision the histograms hold.

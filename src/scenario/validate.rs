@@ -666,6 +666,21 @@ requests = 10
     }
 
     #[test]
+    fn sim_table_is_checked_at_load_and_kept_out_of_the_hash() {
+        let with = format!("{GOOD}\n[sim]\nprofile = \"h100-8b\"\nquant = \"int8\"\nspec = 3\n");
+        let s = Scenario::parse(&with, Path::new("x.toml")).unwrap();
+        assert_eq!(s.sim[0], ("profile".to_string(), "h100-8b".to_string()));
+        assert!(s.sim.contains(&("spec".to_string(), "3".to_string())));
+        let plain = Scenario::parse(GOOD, Path::new("x.toml")).unwrap();
+        assert_eq!(s.traffic_hash(), plain.traffic_hash());
+        let e = err(&format!("{GOOD}\n[sim]\nquant = \"int3\"\n"));
+        assert!(
+            e.contains("x.toml:17:9: field `sim.quant`") && e.contains("int4"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn hash_ignores_endpoint_but_not_load() {
         let a = Scenario::parse(GOOD, Path::new("x.toml")).unwrap();
         let mut b = a.clone();
