@@ -32,8 +32,9 @@ pub struct SendCtx {
     pub run_start: Instant,
     /// The schedule's time for this request.
     pub intended: Instant,
-    /// When it left the `max_concurrency` queue (= `intended` plus queueing, roughly).
-    pub dispatched: Instant,
+    /// Time spent waiting for a `max_concurrency` slot (zero without a cap). Lateness of the
+    /// dispatcher itself is not queueing: it shows as send lag.
+    pub queue: Duration,
     /// Cancelled when the grace period after a stop has run out.
     pub abort: CancellationToken,
 }
@@ -86,6 +87,32 @@ impl RunData {
     }
 }
 
+/// Sleeps until `deadline` to within tens of µs. tokio's timer has 1 ms ticks and rounds a
+/// deadline up to the next tick, so a plain `sleep_until` wakes up to 1 ms late, and that
+/// lateness would be added to every open-loop latency. Sleep to 1.5 ms before the deadline, then
+/// yield (other tasks run meanwhile) until it. Under tokio's paused test clock time only moves
+/// when every task sleeps, so there it is a plain `sleep_until`, which is exact.
+pub async fn precise_sleep_until(deadline: Instant) {
+    if clock_is_paused() {
+        sleep_until(deadline).await;
+        return;
+    }
+    if let Some(t) = deadline.checked_sub(Duration::from_micros(1500)) {
+        if t > Instant::now() {
+            sleep_until(t).await;
+        }
+    }
+    while Instant::now() < deadline {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// A real monotonic clock (ns resolution) never reads the same value four times running.
+fn clock_is_paused() -> bool {
+    let a = Instant::now();
+    (0..3).all(|_| Instant::now() == a)
+}
+
 pub fn new_histogram() -> Histogram<u64> {
     // 3 significant digits, auto-resizing: exact to 0.1 % at any magnitude.
     let mut h = Histogram::new(3).expect("3 significant digits is a valid precision");
@@ -112,7 +139,7 @@ struct Shared<S> {
 }
 
 impl<S: Sender> Shared<S> {
-    async fn one(self: &Arc<Self>, spec: RequestSpec, intended: Instant, dispatched: Instant) {
+    async fn one(self: &Arc<Self>, spec: RequestSpec, intended: Instant, queue: Duration) {
         let c = &self.counters;
         let n = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         c.peak.fetch_max(n, Ordering::SeqCst);
@@ -121,7 +148,7 @@ impl<S: Sender> Shared<S> {
         let ctx = SendCtx {
             run_start: self.run_start,
             intended,
-            dispatched,
+            queue,
             abort: self.abort.child_token(),
         };
         let sent = self.sender.send(spec, ctx).await;
@@ -185,11 +212,12 @@ pub async fn run<S: Sender>(
                     tokio::select! {
                         biased;
                         _ = shared.stop.cancelled() => break,
-                        _ = sleep_until(intended) => {}
+                        _ = precise_sleep_until(intended) => {}
                     }
                     let shared = shared.clone();
                     let slots = slots.clone();
                     tokio::spawn(async move {
+                        let waiting = Instant::now();
                         let _permit = match slots {
                             None => None,
                             Some(s) => tokio::select! {
@@ -201,7 +229,7 @@ pub async fn run<S: Sender>(
                                 p = s.acquire_owned() => p.ok(),
                             },
                         };
-                        shared.one(spec, intended, Instant::now()).await;
+                        shared.one(spec, intended, waiting.elapsed()).await;
                     });
                 }
             }));
@@ -224,8 +252,7 @@ pub async fn run<S: Sender>(
                         }
                         let mut spec = generator.spec(i);
                         spec.warmup = i < warmup;
-                        let now = Instant::now();
-                        shared.one(spec, now, now).await;
+                        shared.one(spec, Instant::now(), Duration::ZERO).await;
                     }
                 }));
             }

@@ -278,9 +278,19 @@ fn usage_errors_exit_2_with_a_clear_message() {
     );
 
     std::fs::write(&p, "name = \"x\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 5\noutput_tokens = 5\n[load]\nconcurrency = 1\nrequests = 1\n").unwrap();
-    let o = bench().args(["run", p.to_str().unwrap()]).output().unwrap();
+    let o = bench()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--rate",
+            "3",
+            "--concurrency",
+            "2",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no endpoint: pass --endpoint"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--rate and --concurrency are exclusive"));
 
     let o = bench()
         .args([

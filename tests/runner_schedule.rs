@@ -28,7 +28,7 @@ impl Sender for FakeServer {
             };
             let end = Instant::now();
             let e2e = end.saturating_duration_since(ctx.intended).as_micros() as u64;
-            let queue = ctx.dispatched.saturating_duration_since(ctx.intended);
+            let queue = ctx.queue;
             Sent {
                 record: RequestRecord {
                     index: spec.index,
@@ -112,10 +112,12 @@ async fn a_slow_server_does_not_slow_the_schedule() {
     recs.sort_by_key(|r| r.index);
     for (r, off) in recs.iter().zip(&planned) {
         assert_eq!(r.intended_us, off.as_micros() as u64, "request {}", r.index);
-        assert_eq!(r.send_lag_us, 0);
-        // tokio's timer rounds a sleep up to its next 1 ms tick.
+        // The paused clock moves in tokio's 1 ms timer ticks, so a send lands within a tick of
+        // its slot; none of the 30 s the server takes shows up as lateness or queueing.
+        assert!(r.send_lag_us < 1000, "lag {}", r.send_lag_us);
+        assert_eq!(r.queue_us, 0);
         let e2e = r.e2e_us.unwrap();
-        assert!((30_000_000..30_001_000).contains(&e2e), "{e2e}");
+        assert!((30_000_000..30_002_000).contains(&e2e), "{e2e}");
     }
     // All 50 overlap: the schedule spans ~5 s, each request lasts 30 s.
     assert_eq!(data.peak_concurrency, 50);

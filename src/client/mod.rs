@@ -233,7 +233,7 @@ impl HttpSender {
         let sent = Instant::now();
         let first_deadline = sent + Duration::from_secs_f64(self.params.first_token_timeout_s);
         let total_deadline = sent + Duration::from_secs_f64(self.params.timeout_s);
-        let queue = ctx.dispatched.saturating_duration_since(ctx.intended);
+        let queue = ctx.queue;
         let mut p = Progress {
             first: None,
             last: None,
