@@ -1,9 +1,10 @@
 //! Executes a plan: dispatches requests at their intended times and collects one record each.
 //!
 //! *Open loop* (`rate`): every intended send time is computed before the run starts
-//! ([`crate::workload::schedule`]). One dispatcher sleeps until each time and spawns the request
-//! as its own task, so a slow server never delays the schedule; the next request is generated
-//! while waiting, not after. With `max_concurrency` the task first waits for a slot; that wait
+//! ([`crate::workload::schedule`]). A dispatcher thread of its own sleeps until each time (to
+//! within a few µs; tokio's timer has 1 ms ticks) and spawns the request as its own task, so a
+//! slow server never delays the schedule; the next request is generated while waiting, not
+//! after. With `max_concurrency` the task first waits for a slot; that wait
 //! is recorded as `queue_us` and the latency still counts from the intended time.
 //! *Closed loop* (`concurrency`): N workers, each sending its next request when the previous one
 //! ends; the intended time is the moment the worker picks the request up.
@@ -87,23 +88,54 @@ impl RunData {
     }
 }
 
-/// Sleeps until `deadline` to within tens of µs. tokio's timer has 1 ms ticks and rounds a
-/// deadline up to the next tick, so a plain `sleep_until` wakes up to 1 ms late, and that
-/// lateness would be added to every open-loop latency. Sleep to 1.5 ms before the deadline, then
-/// yield (other tasks run meanwhile) until it. Under tokio's paused test clock time only moves
-/// when every task sleeps, so there it is a plain `sleep_until`, which is exact.
-pub async fn precise_sleep_until(deadline: Instant) {
-    if clock_is_paused() {
-        sleep_until(deadline).await;
-        return;
-    }
-    if let Some(t) = deadline.checked_sub(Duration::from_micros(1500)) {
-        if t > Instant::now() {
-            sleep_until(t).await;
+/// Spawns one open-loop request: it waits for a `max_concurrency` slot if there is a cap (that
+/// wait is its queue time), then sends.
+fn launch<S: Sender>(
+    handle: &tokio::runtime::Handle,
+    shared: &Arc<Shared<S>>,
+    slots: &Option<Arc<Semaphore>>,
+    spec: RequestSpec,
+    intended: Instant,
+) {
+    let shared = shared.clone();
+    let slots = slots.clone();
+    handle.spawn(async move {
+        let waiting = Instant::now();
+        let _permit = match slots {
+            None => None,
+            Some(s) => tokio::select! {
+                biased;
+                _ = shared.stop.cancelled() => {
+                    shared.counters.not_sent.fetch_add(1, Ordering::SeqCst);
+                    return;
+                }
+                p = s.acquire_owned() => p.ok(),
+            },
+        };
+        shared.one(spec, intended, waiting.elapsed()).await;
+    });
+}
+
+/// Blocks the dispatcher thread until `deadline` (to within a few µs: sleep to 200 µs before,
+/// then spin); false if the run was stopped meanwhile.
+fn wait_until(deadline: std::time::Instant, stop: &CancellationToken) -> bool {
+    loop {
+        if stop.is_cancelled() {
+            return false;
         }
-    }
-    while Instant::now() < deadline {
-        tokio::task::yield_now().await;
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        let left = deadline - now;
+        if left > Duration::from_micros(300) {
+            std::thread::sleep((left - Duration::from_micros(200)).min(Duration::from_millis(20)));
+        } else {
+            while std::time::Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+            return true;
+        }
     }
 }
 
@@ -204,35 +236,52 @@ pub async fn run<S: Sender>(
             planned = Some(offsets.len() as u64);
             let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m as usize)));
             let shared = shared.clone();
-            handles.push(tokio::spawn(async move {
-                for (i, off) in offsets.into_iter().enumerate() {
-                    let mut spec = generator.spec(i as u64);
-                    spec.warmup = (i as u64) < warmup;
-                    let intended = run_start + off;
-                    tokio::select! {
-                        biased;
-                        _ = shared.stop.cancelled() => break,
-                        _ = precise_sleep_until(intended) => {}
+            let mut plan = offsets.into_iter().enumerate().map(move |(i, off)| {
+                let mut spec = generator.spec(i as u64);
+                spec.warmup = (i as u64) < warmup;
+                (spec, run_start + off)
+            });
+            if clock_is_paused() {
+                // Tests on tokio's paused clock: the timer is exact there.
+                handles.push(tokio::spawn(async move {
+                    for (spec, intended) in plan.by_ref() {
+                        tokio::select! {
+                            biased;
+                            _ = shared.stop.cancelled() => break,
+                            _ = sleep_until(intended) => {}
+                        }
+                        launch(
+                            &tokio::runtime::Handle::current(),
+                            &shared,
+                            &slots,
+                            spec,
+                            intended,
+                        );
                     }
-                    let shared = shared.clone();
-                    let slots = slots.clone();
-                    tokio::spawn(async move {
-                        let waiting = Instant::now();
-                        let _permit = match slots {
-                            None => None,
-                            Some(s) => tokio::select! {
-                                biased;
-                                _ = shared.stop.cancelled() => {
-                                    shared.counters.not_sent.fetch_add(1, Ordering::SeqCst);
-                                    return;
-                                }
-                                p = s.acquire_owned() => p.ok(),
-                            },
-                        };
-                        shared.one(spec, intended, waiting.elapsed()).await;
-                    });
-                }
-            }));
+                }));
+            } else {
+                // A thread of its own sleeps to each intended time: tokio's timer has 1 ms ticks,
+                // and that lateness would be added to every open-loop latency.
+                let handle = tokio::runtime::Handle::current();
+                let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+                std::thread::Builder::new()
+                    .name("bench-dispatch".into())
+                    .spawn(move || {
+                        for (spec, intended) in plan {
+                            if !wait_until(intended.into_std(), &shared.stop) {
+                                break;
+                            }
+                            launch(&handle, &shared, &slots, spec, intended);
+                        }
+                        let _ = done_tx.send(());
+                    })
+                    .map_err(|e| {
+                        BenchError::Runtime(format!("cannot start the dispatcher thread: {e}"))
+                    })?;
+                handles.push(tokio::spawn(async move {
+                    let _ = done_rx.await;
+                }));
+            }
         }
         LoadMode::Closed { concurrency } => {
             planned = total;
