@@ -1,6 +1,6 @@
 //! The commands: turn command-line arguments into typed configuration, run, write results.
 
-use crate::cli::{Cli, Command, RunArgs, SimArgs};
+use crate::cli::{Cli, Command, RunArgs, RunOpts, SimArgs};
 use crate::client::{list_models, HttpSender, Target};
 use crate::error::BenchError;
 use crate::metrics::summarize;
@@ -31,6 +31,8 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         }
         Command::Selftest(args) => crate::selftest::run(args).await,
         Command::Sim(args) => sim_command(args).await,
+        Command::Baseline(args) => crate::compare::baseline_command(*args).await,
+        Command::Compare(args) => crate::compare::compare_command(*args).await,
     }
 }
 
@@ -104,8 +106,17 @@ pub struct RunSetup {
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub out: PathBuf,
+    /// Whether `out` was given with --out (baseline and compare put their runs under it).
+    pub out_given: bool,
     pub grace: Duration,
     pub quiet: bool,
+}
+
+impl RunSetup {
+    /// The `--out` directory when one was given.
+    pub fn opts_out(&self) -> Option<PathBuf> {
+        self.out_given.then(|| self.out.clone())
+    }
 }
 
 /// Parses `--var KEY=VALUE` flags.
@@ -129,8 +140,11 @@ pub fn parse_vars(vars: &[String]) -> Result<BTreeMap<String, String>, BenchErro
 }
 
 impl RunSetup {
-    pub fn from_args(args: &RunArgs) -> Result<RunSetup, BenchError> {
-        let mut scenario = Scenario::load(&args.scenario)?;
+    pub fn from_args(
+        scenario_file: &std::path::Path,
+        args: &RunOpts,
+    ) -> Result<RunSetup, BenchError> {
+        let mut scenario = Scenario::load(scenario_file)?;
         let overrides = Overrides {
             endpoint: args.endpoint.clone(),
             model: args.model.clone(),
@@ -188,20 +202,21 @@ impl RunSetup {
         Ok(RunSetup {
             model: scenario.model.clone(),
             scenario,
-            scenario_file: args.scenario.clone(),
+            scenario_file: scenario_file.to_path_buf(),
             vars,
             endpoint,
             sim,
             sim_truth_log: args.sim_truth_log.clone(),
             api_key,
             out,
+            out_given: args.out.is_some(),
             grace: Duration::from_secs_f64(args.grace),
             quiet: args.quiet,
         })
     }
 }
 
-fn default_out_dir(name: &str) -> PathBuf {
+pub fn default_out_dir(name: &str) -> PathBuf {
     let stamp = Utc::now().format("%Y%m%dT%H%M%SZ");
     let base = PathBuf::from("results").join(format!("{name}-{stamp}"));
     let mut p = base.clone();
@@ -252,38 +267,50 @@ pub fn describe(s: &Scenario) -> String {
 }
 
 async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
-    let setup = RunSetup::from_args(&args)?;
-    let stop = CancellationToken::new();
-    {
-        let stop = stop.clone();
-        let grace = setup.grace;
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ninterrupted: no new requests; waiting up to {:.1} s for those in flight, then writing the partial run", grace.as_secs_f64());
-                stop.cancel();
-            }
-        });
+    let setup = RunSetup::from_args(&args.scenario, &args.opts)?;
+    let run = run_and_write(&setup, &setup.out, !setup.quiet).await?;
+    if !run.complete {
+        return Ok(EXIT_ERROR);
     }
-    let run = execute(&setup, stop).await?;
-    let files = export::write_run_dir(&setup.out, &run)?;
-    if !setup.quiet {
+    Ok(EXIT_OK)
+}
+
+/// A stop token cancelled by Ctrl-C, with the message saying what happens next.
+pub fn ctrl_c_token(grace: Duration) -> CancellationToken {
+    let stop = CancellationToken::new();
+    let s = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "\ninterrupted: no new requests; waiting up to {:.1} s for those in flight, then writing the partial run",
+                grace.as_secs_f64()
+            );
+            s.cancel();
+        }
+    });
+    stop
+}
+
+/// Runs once, writes the result directory `out` (even when interrupted) and, if `show`, the
+/// summary table. An interrupted run is returned with `complete: false` after saying so.
+pub async fn run_and_write(
+    setup: &RunSetup,
+    out: &std::path::Path,
+    show: bool,
+) -> Result<RunResult, BenchError> {
+    let run = execute(setup, ctrl_c_token(setup.grace)).await?;
+    let files = export::write_run_dir(out, &run)?;
+    if show {
         print!("{}", export::table::render(&run));
-        println!(
-            "\nwrote {}",
-            files
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        println!("\nwrote {}", names.join(", "));
     }
     if !run.complete {
         eprintln!(
             "error: the run was interrupted; partial results were written with complete: false"
         );
-        return Ok(EXIT_ERROR);
     }
-    Ok(EXIT_OK)
+    Ok(run)
 }
 
 /// Runs a validated setup against its endpoint and builds the result (no files written).

@@ -18,6 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Load an endpoint with a scenario and write run.json, requests.csv and summary.csv.
     Run(Box<RunArgs>),
+    /// Record a baseline: run the scenario --repeat times and store baselines/<scenario>/<name>.json.
+    Baseline(Box<BaselineArgs>),
+    /// Compare a candidate run against a baseline, one variable at a time; exit 1 on a regression.
+    Compare(Box<CompareArgs>),
     /// Check a scenario file and print the plan it describes, without sending anything.
     Validate {
         /// Scenario file (TOML).
@@ -52,6 +56,13 @@ pub struct SimArgs {
 pub struct RunArgs {
     /// Scenario file (TOML); see scenarios/README.md for the schema.
     pub scenario: PathBuf,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+/// How to run a scenario: shared by `run`, `baseline` and `compare`.
+#[derive(Debug, Args, Clone)]
+pub struct RunOpts {
     /// Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1. Overrides the scenario's `endpoint`.
     #[arg(long)]
     pub endpoint: Option<String>,
@@ -123,6 +134,78 @@ pub struct SelftestArgs {
     /// real engine's decode).
     #[arg(long, default_value_t = 20.0)]
     pub pace_ms: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// Scenario file (not needed with --list).
+    #[arg(required_unless_present = "list")]
+    pub scenario: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: RunOpts,
+    /// Baseline name.
+    #[arg(long, default_value = "main")]
+    pub name: String,
+    /// Repetitions of the run stored in the baseline (run-to-run noise needs at least 2).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// Replace an existing baseline of the same name.
+    #[arg(long)]
+    pub force: bool,
+    /// Directory of the store.
+    #[arg(long, default_value = "baselines")]
+    pub baselines: PathBuf,
+    /// List the stored baselines.
+    #[arg(long)]
+    pub list: bool,
+    /// Print a summary of the named baseline of SCENARIO.
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Scenario file.
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub opts: RunOpts,
+    /// Baseline name in the store.
+    #[arg(long, default_value = "main")]
+    pub name: String,
+    /// Directory of the store.
+    #[arg(long, default_value = "baselines")]
+    pub baselines: PathBuf,
+    /// Compare this stored run instead of running the scenario now.
+    #[arg(long, value_name = "RUN.json")]
+    pub candidate: Option<PathBuf>,
+    /// Use this earlier run as the baseline (gating a stack of changes step by step).
+    #[arg(long, value_name = "RUN.json")]
+    pub against: Option<PathBuf>,
+    /// Compare even when more than one var differs (every record row is then unattributable).
+    #[arg(long)]
+    pub allow_multi: bool,
+    /// Gate thresholds file with a [gate] table (default: ci/gate.toml when it exists); the
+    /// scenario's own [gate] table overrides it.
+    #[arg(long)]
+    pub gate: Option<PathBuf>,
+    /// Family-wise significance level over the gated metrics (Bonferroni).
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Append one optimization-record row per metric to this CSV (created with a header).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Owner written in the record (default: git config user.name, else $USER).
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// Free-text note written in the record.
+    #[arg(long)]
+    pub note: Option<String>,
+    /// Write the Markdown summary here (also to $GITHUB_STEP_SUMMARY when that is set).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the comparison as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 pub fn parse() -> Cli {

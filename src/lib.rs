@@ -5,10 +5,13 @@
 //! [`result::RunResult`] → [`export`]. `main.rs` only parses arguments and calls [`main`].
 
 pub mod app;
+pub mod baseline;
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod error;
 pub mod export;
+pub mod gate;
 pub mod metrics;
 pub mod promtext;
 pub mod record;
@@ -17,6 +20,7 @@ pub mod runner;
 pub mod scenario;
 pub mod selftest;
 pub mod sim;
+pub mod stats;
 pub mod workload;
 
 use std::process::ExitCode;

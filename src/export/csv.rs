@@ -8,7 +8,7 @@ use crate::error::BenchError;
 use crate::metrics::Summary;
 use crate::record::RequestRecord;
 
-fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     match s.chars().next() {
         Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{s}"),
         _ => s.to_string(),

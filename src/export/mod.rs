@@ -4,6 +4,7 @@
 //! renamed over the target, so a reader never sees half a file and a crash leaves either the
 //! old file or the new one.
 
+pub mod compare;
 pub mod csv;
 pub mod table;
 

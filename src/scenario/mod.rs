@@ -89,6 +89,8 @@ pub struct Scenario {
     /// `[sim]` settings (`profile` first), used when no endpoint is given; not part of the
     /// traffic hash (they configure the server, not the traffic).
     pub sim: Vec<(String, String)>,
+    /// `[gate]` thresholds (`ttft.p95 = "10%"`); not part of the hash.
+    pub gate: Vec<(String, String)>,
     /// The file it came from (not part of the hash).
     #[serde(skip)]
     pub source: PathBuf,

@@ -26,6 +26,8 @@ pub struct RawScenario {
     pub slo: RawSlo,
     /// Simulator settings used when no endpoint is given (validated by `sim::SimOptions`).
     pub sim: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
+    /// Regression-gate thresholds (validated by `gate::parse_threshold`).
+    pub gate: Option<std::collections::BTreeMap<String, Spanned<String>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -85,8 +85,15 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         check_endpoint(ep.get_ref()).map_err(|m| ctx.at(ep.span(), "endpoint", m))?;
     }
     let sim = sim_table(ctx, raw.sim)?;
+    let mut gate = Vec::new();
+    for (k, v) in raw.gate.unwrap_or_default() {
+        crate::gate::parse_threshold(&k, v.get_ref())
+            .map_err(|m| ctx.at(v.span(), &format!("gate.{k}"), m))?;
+        gate.push((k, v.into_inner()));
+    }
     Ok(Scenario {
         sim,
+        gate,
         name: raw.name.into_inner(),
         description: raw.description,
         api: raw.api,

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Run the regression gate: `bench compare` for every scenario listed in ci/gate.toml against
+# its baseline in baselines/. Exit 0 when all pass, 1 when any regressed, 2 on an error.
+# Extra arguments go to every `bench compare` (e.g. --endpoint URL --var engine=vllm-0.11).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BENCH=${BENCH:-target/release/bench}
+[ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
+scenarios=$(sed -n 's/^scenarios *= *\[\(.*\)\]/\1/p' ci/gate.toml | tr -d '"' | tr ',' ' ')
+[ -n "$scenarios" ] || { echo "ci/gate.toml lists no scenarios" >&2; exit 2; }
+worst=0
+for s in $scenarios; do
+  echo "== gate: $s"
+  "$BENCH" compare "$s" --gate ci/gate.toml "$@"
+  rc=$?
+  if [ $rc -eq 2 ]; then worst=2; elif [ $rc -eq 1 ] && [ $worst -eq 0 ]; then worst=1; fi
+done
+exit $worst

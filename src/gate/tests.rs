@@ -1,0 +1,195 @@
+//! Statistical validation of the gate on seeded synthetic samples (no servers): false alarms
+//! under A/A with run-to-run drift, power at twice the threshold, and inconclusive small runs.
+
+use super::*;
+use crate::metrics::summarize;
+use crate::record::{Outcome, RequestRecord};
+use crate::result::{RunResult, ToolInfo, SCHEMA_VERSION};
+use crate::runner::{new_histogram, RunData};
+use crate::scenario::{Api, Slo};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal, Normal};
+
+/// A run of `n` requests whose TTFT is log-normal (median `median_ms`, σ 0.5) times a run-level
+/// drift factor.
+pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) -> RunResult {
+    let d = LogNormal::new((median_ms * 1000.0).ln() + drift, 0.5).unwrap();
+    let records: Vec<RequestRecord> = (0..n as u64)
+        .map(|i| {
+            let t = d.sample(rng) as u64;
+            RequestRecord {
+                index: i,
+                warmup: false,
+                class: String::new(),
+                outcome: Outcome::Ok,
+                intended_us: i * 1000,
+                sent_us: i * 1000,
+                end_us: i * 1000 + t,
+                queue_us: 0,
+                send_lag_us: 0,
+                ttft_us: Some(t),
+                e2e_us: Some(t),
+                tpot_us: None,
+                prompt_tokens: Some(10),
+                output_tokens: 1,
+                output_tokens_from_usage: true,
+                max_tokens: 1,
+                content_chunks: 1,
+                finish_reason: None,
+                error: None,
+            }
+        })
+        .collect();
+    let data = RunData {
+        planned: Some(n as u64),
+        records: records.clone(),
+        itl_us: new_histogram(),
+        not_sent: 0,
+        peak_concurrency: 1,
+        interrupted: false,
+        run_start: tokio::time::Instant::now(),
+        wall: std::time::Duration::from_secs(1),
+    };
+    let (summary, _) = summarize(&data, &Slo::default(), true);
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::current(),
+        run_id: String::new(),
+        scenario_name: "synthetic".into(),
+        scenario_file: String::new(),
+        scenario_hash: "h".into(),
+        scenario: serde_json::json!({}),
+        vars: Default::default(),
+        endpoint: String::new(),
+        model: String::new(),
+        api: Api::Chat,
+        prompt_lengths: String::new(),
+        started_at: chrono::DateTime::UNIX_EPOCH,
+        ended_at: chrono::DateTime::UNIX_EPOCH,
+        complete: true,
+        summary,
+        histograms: Default::default(),
+        requests: records,
+    }
+}
+
+fn cfg(seed: u64) -> GateConfig {
+    let t = vec![
+        parse_threshold("ttft.p50", "10%").unwrap(),
+        parse_threshold("ttft.p95", "10%").unwrap(),
+    ];
+    GateConfig {
+        thresholds: t,
+        alpha: 0.05,
+        replicates: 1000,
+        seed,
+    }
+}
+
+/// Runs `pairs` comparisons; returns per-metric verdict counts.
+fn trial(pairs: u64, n: usize, shift: f64, drift_sd: f64, seed: u64) -> Vec<Vec<Verdict>> {
+    let drift = Normal::new(0.0, drift_sd).unwrap();
+    (0..pairs)
+        .map(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed * 1_000_003 + i);
+            let base: Vec<RunResult> = (0..3)
+                .map(|_| run(n, 50.0, drift.sample(&mut rng), &mut rng))
+                .collect();
+            let d = drift.sample(&mut rng) + shift;
+            let cand = run(n, 50.0, d, &mut rng);
+            evaluate(&base, &cand, &cfg(i))
+                .into_iter()
+                .map(|r| r.verdict)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn false_alarm_rate_under_a_a_is_at_most_alpha() {
+    let pairs = 200;
+    // α plus three binomial standard deviations.
+    let slack = 3.0 * (0.05f64 * 0.95 / pairs as f64).sqrt();
+    for drift in [0.02, 0.05] {
+        let res = trial(pairs, 2000, 0.0, drift, 1);
+        let alarms = res
+            .iter()
+            .filter(|v| v.contains(&Verdict::Regressed))
+            .count();
+        let rate = alarms as f64 / pairs as f64;
+        let inconclusive = res
+            .iter()
+            .filter(|v| v.contains(&Verdict::Inconclusive))
+            .count();
+        println!("A/A, drift {drift}: false alarms {alarms}/{pairs} = {rate:.3} (bound {:.3}); inconclusive {inconclusive}/{pairs}", 0.05 + slack);
+        assert!(rate <= 0.05 + slack);
+    }
+}
+
+#[test]
+fn a_shift_of_twice_the_threshold_is_detected() {
+    let pairs = 200;
+    // Default sizes: 3 baseline repetitions (`--repeat 3`) of 2000 requests, one candidate run,
+    // 2 % run-to-run drift.
+    let res = trial(pairs, 2000, 2.0 * 1.1f64.ln(), 0.02, 2);
+    for (m, name) in ["ttft.p50", "ttft.p95"].iter().enumerate() {
+        let hits = res.iter().filter(|v| v[m] == Verdict::Regressed).count();
+        println!("power at 2× threshold, {name}: {hits}/{pairs}");
+        assert!(hits as f64 >= 0.95 * pairs as f64, "{name}: {hits}/{pairs}");
+    }
+}
+
+#[test]
+fn small_runs_are_inconclusive_not_passed() {
+    let res = trial(50, 20, 0.0, 0.02, 3);
+    let counts = |m: usize, v: Verdict| res.iter().filter(|r| r[m] == v).count();
+    println!(
+        "n = 20: p50 inconclusive {}/50, p95 inconclusive {}/50, any pass {}",
+        counts(0, Verdict::Inconclusive),
+        counts(1, Verdict::Inconclusive),
+        res.iter()
+            .filter(|r| r.contains(&Verdict::NoChange))
+            .count()
+    );
+    assert!(
+        res.iter().all(|r| !r.contains(&Verdict::NoChange)),
+        "a run too small to see 10 % must not pass"
+    );
+    assert!(counts(1, Verdict::Inconclusive) >= 45);
+}
+
+#[test]
+fn reasons_and_intervals_read_right() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let base: Vec<RunResult> = (0..3).map(|_| run(2000, 50.0, 0.0, &mut rng)).collect();
+    let cand = run(2000, 50.0, 0.3, &mut rng);
+    let rows = evaluate(&base, &cand, &cfg(0));
+    let r = &rows[0];
+    assert_eq!(r.verdict, Verdict::Regressed);
+    assert!(r.reason.starts_with("FAIL ttft.p50 +3"), "{}", r.reason);
+    assert!(r.reason.contains("n=6000/2000"), "{}", r.reason);
+    assert!(r.interval_low < r.delta_pct && r.delta_pct < r.interval_high);
+    assert!((r.baseline - 50.0).abs() < 2.0 && r.unit == "ms");
+}
+
+#[test]
+fn thresholds_parse_and_override_defaults() {
+    let t = thresholds(&[&[
+        ("ttft.p95".into(), "5%".into()),
+        ("tpot.p99".into(), "off".into()),
+        ("e2e.p90".into(), "20%".into()),
+    ]])
+    .unwrap();
+    let get = |k: &str| t.iter().find(|x| x.key == k).unwrap().clone();
+    assert!((get("ttft.p95").floor.unwrap() - 1.05f64.ln()).abs() < 1e-12);
+    assert_eq!(get("tpot.p99").floor, None);
+    assert!(matches!(get("e2e.p90").metric, Metric::Latency("e2e", p) if (p - 0.9).abs() < 1e-12));
+    assert!((get("output_throughput").floor.unwrap() + 0.95f64.ln()).abs() < 1e-12);
+    assert_eq!(get("error_rate").floor, Some(0.005));
+    assert!(parse_threshold("ttfb.p95", "10%")
+        .unwrap_err()
+        .contains("unknown gate metric"));
+    assert!(parse_threshold("ttft.p95", "ten").is_err());
+    assert!(parse_threshold("error_rate", "0.5%").is_err());
+}

@@ -1,0 +1,224 @@
+//! Statistics for the regression gate.
+//!
+//! **Quantiles** are type 7 (Hyndman & Fan 1996; numpy's and R's default): for p in [0, 1] over
+//! n sorted values, h = (n − 1)·p and q = x⌊h⌋ + (h − ⌊h⌋)(x⌊h⌋+1 − x⌊h⌋).
+//!
+//! **Effect** of a change on a quantile: d = ln(q_candidate / q_baseline), so +0.095 is 10 %
+//! slower whatever the metric's scale.
+//!
+//! **Within-run noise**: a bootstrap over requests, each arm resampled separately (B = 1000,
+//! seeded). A resample's order statistics are drawn directly: the k-th smallest of n values
+//! resampled from the empirical distribution Fₙ is Fₙ⁻¹(U₍ₖ₎) with U₍ₖ₎ ~ Beta(k, n + 1 − k), the
+//! k-th order statistic of n uniforms. That is the exact bootstrap distribution of an order
+//! statistic at O(1) per replicate instead of O(n); type-7 interpolation is applied between
+//! neighbouring positions. The standard error is the standard deviation of the replicate
+//! effects.
+//!
+//! **Run-to-run noise**: the variance of ln q across the baseline's R repetitions, less the
+//! part their own sampling noise explains (each repetition's one-arm bootstrap variance), is the
+//! run-level drift δ². One candidate run against the pooled baseline carries δ²·(1 + 1/R) of it.
+//! The standard error is √(SE²_bootstrap + δ²·(1 + 1/R)), never below either part alone.
+//! (Taking the larger of the bootstrap SE and the raw spread of the repetitions, as first
+//! specified, counts sampling noise twice; on the validation below that made half of all A/A
+//! comparisons inconclusive.)
+//!
+//! **Mann–Whitney U** (normal approximation with tie correction) is reported beside the
+//! verdict as a descriptive p-value; it does not decide anything.
+
+pub mod verdict;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Beta, Distribution};
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// Type-7 quantile of sorted values (`None` when empty).
+pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    Some(at_position(
+        sorted,
+        (sorted.len() - 1) as f64 * p.clamp(0.0, 1.0),
+    ))
+}
+
+/// Linear interpolation at a fractional 0-based position.
+fn at_position(sorted: &[f64], h: f64) -> f64 {
+    let lo = h.floor().max(0.0) as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    let g = h - lo as f64;
+    sorted[lo.min(sorted.len() - 1)] + g * (sorted[hi] - sorted[lo.min(sorted.len() - 1)])
+}
+
+/// Sorted copy without NaNs.
+pub fn sorted(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// One bootstrap replicate of the type-7 quantile p of `sorted`.
+fn replicate(sorted: &[f64], p: f64, beta: &Option<Beta<f64>>, rng: &mut ChaCha8Rng) -> f64 {
+    let n = sorted.len();
+    let Some(beta) = beta else { return sorted[0] };
+    // Position of the order statistic k = ⌊h⌋ + 1 of the resample, on the sample's scale.
+    let u = beta.sample(rng);
+    let h = (n - 1) as f64 * p;
+    let g = h - h.floor();
+    // Fₙ⁻¹(u) as a 0-based position; the interpolation weight g is carried over.
+    let pos = (u * n as f64).ceil().max(1.0) - 1.0;
+    let next = (pos + 1.0).min((n - 1) as f64);
+    let a = sorted[pos as usize];
+    let b = sorted[next as usize];
+    a + g * (b - a)
+}
+
+fn beta_for(n: usize, p: f64) -> Option<Beta<f64>> {
+    if n < 2 {
+        return None;
+    }
+    let k = ((n - 1) as f64 * p).floor() + 1.0;
+    Beta::new(k, n as f64 + 1.0 - k).ok()
+}
+
+/// Bootstrap standard error of d = ln(q_b / q_a), both arms resampled independently.
+pub fn bootstrap_se(a: &[f64], b: &[f64], p: f64, replicates: usize, seed: u64) -> f64 {
+    if a.len() < 2 || b.len() < 2 {
+        return f64::INFINITY;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (ba, bb) = (beta_for(a.len(), p), beta_for(b.len(), p));
+    let mut d = Vec::with_capacity(replicates);
+    for _ in 0..replicates {
+        let qa = replicate(a, p, &ba, &mut rng);
+        let qb = replicate(b, p, &bb, &mut rng);
+        if qa > 0.0 && qb > 0.0 {
+            d.push((qb / qa).ln());
+        }
+    }
+    sd(&d).unwrap_or(f64::INFINITY)
+}
+
+/// Bootstrap standard error of ln q_p for one sample.
+pub fn bootstrap_se_one(a: &[f64], p: f64, replicates: usize, seed: u64) -> f64 {
+    if a.len() < 2 {
+        return f64::INFINITY;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let beta = beta_for(a.len(), p);
+    let logs: Vec<f64> = (0..replicates)
+        .map(|_| replicate(a, p, &beta, &mut rng))
+        .filter(|q| *q > 0.0)
+        .map(f64::ln)
+        .collect();
+    sd(&logs).unwrap_or(f64::INFINITY)
+}
+
+/// Sample standard deviation (n − 1).
+pub fn sd(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    Some((v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
+}
+
+/// Two-sided Mann–Whitney U p-value, normal approximation with tie correction.
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|x| (*x, true))
+        .chain(b.iter().map(|x| (*x, false)))
+        .collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = all.len();
+    let mut rank_sum_a = 0.0;
+    let mut tie_term = 0.0;
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        let t = (j - i + 1) as f64;
+        tie_term += t * t * t - t;
+        for item in &all[i..=j] {
+            if item.1 {
+                rank_sum_a += avg;
+            }
+        }
+        i = j + 1;
+    }
+    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
+    let mu = n1 * n2 / 2.0;
+    let nn = n1 + n2;
+    let var = n1 * n2 / 12.0 * ((nn + 1.0) - tie_term / (nn * (nn - 1.0)));
+    if var <= 0.0 {
+        return Some(1.0);
+    }
+    let z = (u - mu).abs() / var.sqrt();
+    let norm = Normal::new(0.0, 1.0).ok()?;
+    Some((2.0 * (1.0 - norm.cdf(z))).min(1.0))
+}
+
+/// The standard normal quantile.
+pub fn z(p: f64) -> f64 {
+    Normal::new(0.0, 1.0)
+        .map(|n| n.inverse_cdf(p))
+        .unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+    use rand_distr::LogNormal;
+
+    #[test]
+    fn type7_matches_numpy() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        // numpy.percentile([1,2,3,4], [0, 50, 95, 100]) = 1, 2.5, 3.85, 4
+        assert_eq!(quantile(&v, 0.0), Some(1.0));
+        assert_eq!(quantile(&v, 0.5), Some(2.5));
+        assert!((quantile(&v, 0.95).unwrap() - 3.85).abs() < 1e-12);
+        assert_eq!(quantile(&v, 1.0), Some(4.0));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn bootstrap_se_matches_the_asymptotic_value() {
+        // For a log-normal with σ = 0.5 the SE of ln q_p is σ·√(p(1−p)/n)/φ(z_p) per arm.
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let d = LogNormal::new(3.0, 0.5).unwrap();
+        let n = 2000;
+        let a = sorted((0..n).map(|_| d.sample(&mut rng)));
+        let b = sorted((0..n).map(|_| d.sample(&mut rng)));
+        for p in [0.5, 0.95] {
+            let zp = z(p);
+            let phi = (-zp * zp / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+            let one = 0.5 * (p * (1.0 - p) / n as f64).sqrt() / phi;
+            let expected = one * 2f64.sqrt();
+            let se = bootstrap_se(&a, &b, p, 2000, 9);
+            assert!(
+                (se / expected - 1.0).abs() < 0.15,
+                "p{p}: bootstrap {se} vs asymptotic {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn mann_whitney_detects_a_shift_and_not_noise() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let a: Vec<f64> = (0..300).map(|_| rng.random::<f64>()).collect();
+        let b: Vec<f64> = (0..300).map(|_| rng.random::<f64>()).collect();
+        let c: Vec<f64> = (0..300).map(|_| rng.random::<f64>() + 0.2).collect();
+        assert!(mann_whitney_p(&a, &b).unwrap() > 0.01);
+        assert!(mann_whitney_p(&a, &c).unwrap() < 1e-6);
+    }
+}
