@@ -192,22 +192,27 @@ mod tests {
     }
 
     #[test]
-    fn bootstrap_se_matches_the_asymptotic_value() {
-        // For a log-normal with σ = 0.5 the SE of ln q_p is σ·√(p(1−p)/n)/φ(z_p) per arm.
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
+    fn bootstrap_se_matches_the_real_sampling_spread() {
+        // The truth: the spread of d = ln(q_b/q_a) over many independent pairs of samples.
         let d = LogNormal::new(3.0, 0.5).unwrap();
-        let n = 2000;
-        let a = sorted((0..n).map(|_| d.sample(&mut rng)));
-        let b = sorted((0..n).map(|_| d.sample(&mut rng)));
+        let n = 1000;
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut draw = || sorted((0..n).map(|_| d.sample(&mut rng)));
         for p in [0.5, 0.95] {
-            let zp = z(p);
-            let phi = (-zp * zp / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
-            let one = 0.5 * (p * (1.0 - p) / n as f64).sqrt() / phi;
-            let expected = one * 2f64.sqrt();
-            let se = bootstrap_se(&a, &b, p, 2000, 9);
+            let effects: Vec<f64> = (0..400)
+                .map(|_| {
+                    let (a, b) = (draw(), draw());
+                    (quantile(&b, p).unwrap() / quantile(&a, p).unwrap()).ln()
+                })
+                .collect();
+            let truth = sd(&effects).unwrap();
+            let boots: Vec<f64> = (0..30)
+                .map(|i| bootstrap_se(&draw(), &draw(), p, 1000, i))
+                .collect();
+            let mean = boots.iter().sum::<f64>() / boots.len() as f64;
             assert!(
-                (se / expected - 1.0).abs() < 0.15,
-                "p{p}: bootstrap {se} vs asymptotic {expected}"
+                (mean / truth - 1.0).abs() < 0.15,
+                "p{p}: bootstrap SE {mean:.4} vs sampling spread {truth:.4}"
             );
         }
     }

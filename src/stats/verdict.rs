@@ -95,6 +95,6 @@ mod tests {
             decide(0.0, f64::INFINITY, f, 2.6).verdict,
             Verdict::Inconclusive
         );
-        assert_eq!(needed_n(100, 2.0 * f, f), Some(440));
+        assert!(matches!(needed_n(100, 2.0 * f, f), Some(440..=441)));
     }
 }
