@@ -158,6 +158,15 @@ impl RunSetup {
             warmup: args.warmup,
         };
         overrides.apply(&mut scenario)?;
+        if let Some(u) = &args.metrics_url {
+            crate::client::normalize_base(u).map_err(|_| {
+                BenchError::usage(format!("--metrics-url `{u}` is not an http(s) URL"))
+            })?;
+            scenario.server_metrics.url = Some(u.clone());
+        }
+        if args.no_server_metrics {
+            scenario.server_metrics.enabled = false;
+        }
         let mut vars = parse_vars(&args.vars)?;
         let cli_opts = pairs("--opt", &args.opts)?;
         if !(args.grace.is_finite() && args.grace >= 0.0) {
@@ -351,6 +360,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     let started_at = Utc::now();
     let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
     let public_endpoint = target.public_endpoint();
+    let target_base = target.base.clone();
     let model = target.model.clone();
     let sender = Arc::new(HttpSender::new(target, s.request.clone(), run_id.clone())?);
     let cfg = RunConfig {
@@ -363,6 +373,20 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     };
     let show = !setup.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let bar = progress_bar(show, cfg.requests.map(|r| r + cfg.warmup));
+    // Server metrics are scraped alongside the run, on their own task.
+    let scraping = CancellationToken::new();
+    let collector = s.server_metrics.enabled.then(|| {
+        let url = s
+            .server_metrics
+            .url
+            .clone()
+            .unwrap_or_else(|| crate::servermetrics::default_url(&target_base));
+        tokio::spawn(crate::servermetrics::collect(
+            url,
+            Duration::from_secs_f64(s.server_metrics.interval_s),
+            scraping.clone(),
+        ))
+    });
     let data = runner::run(sender, Generator::new(s), &cfg, stop, |r| {
         bar.inc(1);
         if !r.outcome.is_ok() {
@@ -371,6 +395,16 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     })
     .await?;
     bar.finish_and_clear();
+    scraping.cancel();
+    let server_metrics = match collector {
+        Some(h) => h.await.ok(),
+        None => None,
+    };
+    if let Some(w) = server_metrics.as_ref().and_then(|m| m.warning.as_ref()) {
+        if !setup.quiet {
+            eprintln!("warning: server metrics: {w}");
+        }
+    }
     let ended_at = Utc::now();
     let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
     let prompt_lengths = match s.workload {
@@ -394,6 +428,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
         ended_at,
         complete: data.complete(),
         summary,
+        server_metrics,
         histograms: RunResult::encode_histograms(&hists)?,
         requests: data.records,
     })

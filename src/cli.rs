@@ -108,6 +108,13 @@ pub struct RunOpts {
     /// With the embedded simulator: write its ground-truth token times (JSON lines) here.
     #[arg(long)]
     pub sim_truth_log: Option<PathBuf>,
+    /// Prometheus metrics URL scraped before, during and after the run. Overrides the
+    /// scenario's `server_metrics.url`; default: the endpoint's origin + /metrics.
+    #[arg(long)]
+    pub metrics_url: Option<String>,
+    /// Do not scrape server metrics. Overrides the scenario's `server_metrics.enabled`.
+    #[arg(long)]
+    pub no_server_metrics: bool,
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,

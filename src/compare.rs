@@ -41,8 +41,58 @@ pub struct Comparison {
     pub attributable: bool,
     pub alpha: f64,
     pub rows: Vec<Row>,
+    /// What the server's own metrics say changed ("prefix hit rate 0 % → 61 %").
+    #[serde(default)]
+    pub server_effects: Vec<String>,
     pub regressed: bool,
     pub created_at: DateTime<Utc>,
+}
+
+/// Server-side figures of the candidate, beside the baseline's where it has them.
+pub fn server_effects(base: &Baseline, cand: &RunResult) -> Vec<String> {
+    use crate::servermetrics::ServerMetrics;
+    let Some(c) = &cand.server_metrics else {
+        return Vec::new();
+    };
+    let b: Option<&ServerMetrics> = base
+        .repetitions
+        .first()
+        .and_then(|r| r.server_metrics.as_ref());
+    type Get = fn(&ServerMetrics) -> Option<f64>;
+    type Fmt = fn(f64) -> String;
+    let figures: [(&str, Get, Fmt); 5] = [
+        (
+            "prefix hit rate",
+            |m| m.prefix_cache_hit_rate,
+            |v| format!("{:.0} %", v * 100.0),
+        ),
+        (
+            "acceptance",
+            |m| m.spec_acceptance_rate,
+            |v| format!("{v:.2}"),
+        ),
+        ("preemptions", |m| m.preemptions, |v| format!("{v:.0}")),
+        (
+            "queue time mean",
+            |m| m.queue_time_mean_s,
+            |v| format!("{:.1} ms", v * 1e3),
+        ),
+        (
+            "KV peak",
+            |m| m.kv_usage_peak,
+            |v| format!("{:.0} %", v * 100.0),
+        ),
+    ];
+    figures
+        .iter()
+        .filter_map(|(name, get, fmt)| {
+            let cv = get(c)?;
+            Some(match b.and_then(get) {
+                Some(bv) if fmt(bv) != fmt(cv) => format!("{name} {} → {}", fmt(bv), fmt(cv)),
+                _ => format!("{name} {}", fmt(cv)),
+            })
+        })
+        .collect()
 }
 
 pub fn diff_vars(base: &BTreeMap<String, String>, cand: &BTreeMap<String, String>) -> Vec<VarDiff> {
@@ -108,6 +158,7 @@ pub fn compare(
         diffs,
         alpha: cfg.alpha,
         regressed: rows.iter().any(|r| r.verdict == Verdict::Regressed),
+        server_effects: server_effects(base, cand),
         rows,
         created_at: Utc::now(),
     })

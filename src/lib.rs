@@ -19,6 +19,7 @@ pub mod result;
 pub mod runner;
 pub mod scenario;
 pub mod selftest;
+pub mod servermetrics;
 pub mod sim;
 pub mod stats;
 pub mod workload;

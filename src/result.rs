@@ -57,6 +57,9 @@ pub struct RunResult {
     /// False when the run was interrupted (Ctrl-C) before its plan was through.
     pub complete: bool,
     pub summary: Summary,
+    /// Figures from the server's own Prometheus metrics (absent when not scraped).
+    #[serde(default)]
+    pub server_metrics: Option<crate::servermetrics::ServerMetrics>,
     /// µs histograms by name (`ttft_us`, …), hdrhistogram V2 + deflate, base64.
     pub histograms: BTreeMap<String, String>,
     pub requests: Vec<RequestRecord>,

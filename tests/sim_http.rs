@@ -344,3 +344,83 @@ fn client_measurements_match_the_simulators_ground_truth() {
         assert_eq!(r["output_tokens"], t["output_tokens"]);
     }
 }
+
+#[test]
+fn server_metrics_are_scraped_and_a_missing_endpoint_only_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sp.toml");
+    std::fs::write(
+        &p,
+        "name = \"sp\"\n[workload]\ntype = \"shared_prefix\"\nprefixes = 2\nprefix_tokens = 200\nsuffix_tokens = 8\noutput_tokens = 4\n[load]\nconcurrency = 2\nrequests = 20\n[server_metrics]\ninterval_s = 0.2\n[sim]\nprefix_cache = \"on\"\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n",
+    )
+    .unwrap();
+    let read = |out: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    };
+    let out = dir.path().join("a");
+    let o = bench()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let sm = &read(&out)["server_metrics"];
+    assert_eq!(sm["engine"], "vllm");
+    assert!(sm["prefix_cache_hit_rate"].as_f64().unwrap() > 0.5, "{sm}");
+    assert_eq!(sm["preemptions"], 0.0);
+    assert!(sm["scrapes"].as_u64().unwrap() >= 2);
+
+    let out = dir.path().join("b");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let o = bench()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--metrics-url",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "an unreachable metrics endpoint does not fail the run"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warning: server metrics"));
+    assert!(read(&out)["server_metrics"]["warning"]
+        .as_str()
+        .unwrap()
+        .contains("unavailable"));
+
+    let out = dir.path().join("c");
+    let o = bench()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--no-server-metrics",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(read(&out)["server_metrics"].is_null());
+}

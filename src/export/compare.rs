@@ -81,6 +81,9 @@ pub fn table(c: &Comparison) -> String {
             r.verdict.label()
         );
     }
+    if !c.server_effects.is_empty() {
+        let _ = writeln!(o, "\n  server: {}", c.server_effects.join(", "));
+    }
     let _ = writeln!(o);
     for r in &c.rows {
         let _ = writeln!(o, "  {}", r.reason);
@@ -117,9 +120,13 @@ pub fn markdown(c: &Comparison) -> String {
     );
     let _ = writeln!(
         o,
-        "- baseline: `{}` ({} repetitions), candidate: `{}`\n",
+        "- baseline: `{}` ({} repetitions), candidate: `{}`",
         c.baseline, c.baseline_repetitions, c.candidate_run
     );
+    if !c.server_effects.is_empty() {
+        let _ = writeln!(o, "- server: {}", c.server_effects.join(", "));
+    }
+    let _ = writeln!(o);
     let _ = writeln!(
         o,
         "| metric | baseline | candidate | delta | interval | verdict |"
@@ -214,6 +221,7 @@ pub fn record_rows(c: &Comparison, owner: &str, note: &str) -> Vec<Vec<String>> 
                 .iter()
                 .filter(|o| o.metric != r.metric && o.verdict == Verdict::Regressed)
                 .map(|o| format!("{} {}", o.metric, delta(o)))
+                .chain(c.server_effects.iter().cloned())
                 .collect();
             vec![
                 date.clone(),

@@ -52,6 +52,22 @@ pub fn render(run: &RunResult) -> String {
         "  tokens: {} prompt (server usage), {} output; {} with output ≠ max_tokens; {} without usage",
         tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
     );
+    if let Some(m) = &run.server_metrics {
+        let engine = m.engine.as_deref().unwrap_or("?");
+        let text = crate::servermetrics::describe(m);
+        match (&m.warning, text.is_empty()) {
+            (Some(w), true) => {
+                let _ = writeln!(o, "  server metrics: none ({w})");
+            }
+            _ => {
+                let _ = writeln!(
+                    o,
+                    "  server ({engine} metrics, {} scrapes): {text}",
+                    m.scrapes
+                );
+            }
+        }
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -190,6 +206,7 @@ mod tests {
             ended_at: chrono::DateTime::UNIX_EPOCH,
             complete: true,
             summary,
+            server_metrics: None,
             histograms: Default::default(),
             requests: rs,
         };

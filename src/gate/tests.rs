@@ -69,6 +69,7 @@ pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) ->
         ended_at: chrono::DateTime::UNIX_EPOCH,
         complete: true,
         summary,
+        server_metrics: None,
         histograms: Default::default(),
         requests: records,
     }

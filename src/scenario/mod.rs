@@ -89,6 +89,8 @@ pub struct Scenario {
     /// `[sim]` settings (`profile` first), used when no endpoint is given; not part of the
     /// traffic hash (they configure the server, not the traffic).
     pub sim: Vec<(String, String)>,
+    /// `[server_metrics]`; not part of the hash.
+    pub server_metrics: ServerMetricsCfg,
     /// `[gate]` thresholds (`ttft.p95 = "10%"`); not part of the hash.
     pub gate: Vec<(String, String)>,
     /// The file it came from (not part of the hash).
@@ -173,6 +175,25 @@ pub enum LoadMode {
         burstiness: f64,
         max_concurrency: Option<u32>,
     },
+}
+
+/// Where and how often to scrape the server's Prometheus metrics during a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerMetricsCfg {
+    /// Default: the endpoint's origin + `/metrics`.
+    pub url: Option<String>,
+    pub interval_s: f64,
+    pub enabled: bool,
+}
+
+impl Default for ServerMetricsCfg {
+    fn default() -> Self {
+        ServerMetricsCfg {
+            url: None,
+            interval_s: 2.0,
+            enabled: true,
+        }
+    }
 }
 
 /// Service-level objectives that define goodput; an unset one is not checked.

@@ -26,6 +26,7 @@ pub struct RawScenario {
     pub slo: RawSlo,
     /// Simulator settings used when no endpoint is given (validated by `sim::SimOptions`).
     pub sim: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
+    pub server_metrics: Option<RawServerMetrics>,
     /// Regression-gate thresholds (validated by `gate::parse_threshold`).
     pub gate: Option<std::collections::BTreeMap<String, Spanned<String>>>,
 }
@@ -84,4 +85,12 @@ pub struct RawSlo {
     pub ttft_ms: Option<Spanned<f64>>,
     pub tpot_ms: Option<Spanned<f64>>,
     pub e2e_ms: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServerMetrics {
+    pub url: Option<Spanned<String>>,
+    pub interval_s: Option<Spanned<f64>>,
+    pub enabled: Option<bool>,
 }

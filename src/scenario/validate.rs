@@ -91,9 +91,20 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             .map_err(|m| ctx.at(v.span(), &format!("gate.{k}"), m))?;
         gate.push((k, v.into_inner()));
     }
+    let mut server_metrics = ServerMetricsCfg::default();
+    if let Some(sm) = raw.server_metrics {
+        if let Some(u) = &sm.url {
+            check_endpoint(u.get_ref()).map_err(|m| ctx.at(u.span(), "server_metrics.url", m))?;
+        }
+        server_metrics.url = sm.url.map(Spanned::into_inner);
+        server_metrics.interval_s =
+            positive_secs(ctx, &sm.interval_s, "server_metrics.interval_s", 2.0)?;
+        server_metrics.enabled = sm.enabled.unwrap_or(true);
+    }
     Ok(Scenario {
         sim,
         gate,
+        server_metrics,
         name: raw.name.into_inner(),
         description: raw.description,
         api: raw.api,

@@ -1,0 +1,271 @@
+//! Server metrics during a run: the engine's Prometheus endpoint is scraped before the run,
+//! every `interval_s` during it and after it; the run records deltas and derived figures under
+//! engine-independent names ([`names`] maps vLLM, SGLang, llama.cpp and the simulator).
+//!
+//! * counters → the delta between the first and last scrape (prefix-cache hit rate =
+//!   Δhits / Δqueries, spec-decode acceptance = Δaccepted / Δdraft, Δpreemptions, Δtokens);
+//! * histograms → the delta of their buckets, read as mean (Δsum / Δcount) and p50/p95 by
+//!   linear interpolation within the bucket (Prometheus' `histogram_quantile`);
+//! * gauges → the peak over all scrapes (KV usage, running, waiting), or the mean where a gauge
+//!   is itself a rate (SGLang's cache hit rate and accept length).
+//!
+//! A metrics endpoint that is missing or unreachable is a warning in the result, never a failed
+//! run.
+
+pub mod names;
+
+use crate::promtext::{self, Scrape};
+use names::Names;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Figures derived from the server's own metrics over the run. `None` = the engine does not
+/// export it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerMetrics {
+    /// Where they came from (no credentials) and which name set matched.
+    pub url: String,
+    pub engine: Option<String>,
+    pub scrapes: u32,
+    /// Why figures are missing, when they are.
+    pub warning: Option<String>,
+    /// Δhits / Δqueries over the run (0–1).
+    pub prefix_cache_hit_rate: Option<f64>,
+    /// Δaccepted / Δdraft tokens over the run (0–1).
+    pub spec_acceptance_rate: Option<f64>,
+    /// Mean tokens per verification step (SGLang's gauge).
+    pub spec_mean_accept_length: Option<f64>,
+    pub preemptions: Option<f64>,
+    pub queue_time_mean_s: Option<f64>,
+    pub queue_time_p50_s: Option<f64>,
+    pub queue_time_p95_s: Option<f64>,
+    pub prefill_time_mean_s: Option<f64>,
+    pub prefill_time_p95_s: Option<f64>,
+    /// Peak of the 0–1 KV usage gauge over the scrapes.
+    pub kv_usage_peak: Option<f64>,
+    pub running_peak: Option<f64>,
+    pub waiting_peak: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub generation_tokens: Option<f64>,
+}
+
+fn value(s: &Scrape, names: &[&str]) -> Option<f64> {
+    names
+        .iter()
+        .find_map(|n| s.value(n).or_else(|| s.value(&format!("{n}_total"))))
+}
+
+fn delta(first: &Scrape, last: &Scrape, names: &[&str]) -> Option<f64> {
+    Some((value(last, names)? - value(first, names).unwrap_or(0.0)).max(0.0))
+}
+
+/// Prometheus' histogram_quantile over the delta of two scrapes of one histogram.
+fn hist_delta(
+    first: &Scrape,
+    last: &Scrape,
+    names: &[&str],
+) -> Option<(f64, Option<f64>, Option<f64>)> {
+    let name = names.iter().find(|n| last.histogram(n).is_some())?;
+    let b = last.histogram(name)?;
+    let a = first.histogram(name);
+    let count = b.count - a.as_ref().map_or(0.0, |h| h.count);
+    let sum = b.sum - a.as_ref().map_or(0.0, |h| h.sum);
+    if count <= 0.0 {
+        return None;
+    }
+    let buckets: Vec<(f64, f64)> = b
+        .buckets
+        .iter()
+        .map(|(le, c)| {
+            let before = a
+                .as_ref()
+                .and_then(|h| h.buckets.iter().find(|(l, _)| l == le))
+                .map_or(0.0, |x| x.1);
+            (*le, c - before)
+        })
+        .collect();
+    let q = |p: f64| -> Option<f64> {
+        let rank = p * count;
+        let mut prev = (0.0, 0.0);
+        for &(le, c) in &buckets {
+            if c >= rank {
+                if le.is_infinite() {
+                    return Some(prev.0);
+                }
+                let span = c - prev.1;
+                let frac = if span > 0.0 {
+                    (rank - prev.1) / span
+                } else {
+                    0.0
+                };
+                return Some(prev.0 + (le - prev.0) * frac);
+            }
+            prev = (le, c);
+        }
+        None
+    };
+    Some((sum / count, q(0.5), q(0.95)))
+}
+
+/// Derives the figures from the scrapes in time order.
+pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
+    let mut m = ServerMetrics {
+        url: url.into(),
+        scrapes: scrapes.len() as u32,
+        ..Default::default()
+    };
+    let (Some(first), Some(last)) = (scrapes.first(), scrapes.last()) else {
+        m.warning = Some("no scrape succeeded".into());
+        return m;
+    };
+    let Some(n): Option<Names> = names::detect(last.families.keys()) else {
+        m.warning = Some("no vLLM, SGLang or llama.cpp metric names found".into());
+        return m;
+    };
+    m.engine = Some(n.engine.into());
+    let peak = |names: &[&str]| {
+        scrapes
+            .iter()
+            .filter_map(|s| value(s, names))
+            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
+    };
+    let mean = |names: &[&str]| {
+        let v: Vec<f64> = scrapes.iter().filter_map(|s| value(s, names)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    m.running_peak = peak(n.running);
+    m.waiting_peak = peak(n.waiting);
+    m.kv_usage_peak = peak(n.kv_usage);
+    m.prefix_cache_hit_rate = match (
+        delta(first, last, n.prefix_hits),
+        delta(first, last, n.prefix_queries),
+    ) {
+        (Some(h), Some(q)) if q > 0.0 => Some(h / q),
+        _ => mean(n.prefix_hit_rate_gauge),
+    };
+    m.spec_acceptance_rate = match (
+        delta(first, last, n.spec_accepted),
+        delta(first, last, n.spec_draft),
+    ) {
+        (Some(a), Some(d)) if d > 0.0 => Some(a / d),
+        _ => None,
+    };
+    m.spec_mean_accept_length = mean(n.spec_accept_length_gauge);
+    m.preemptions = delta(first, last, n.preemptions);
+    if let Some((mean, p50, p95)) = hist_delta(first, last, n.queue_time) {
+        (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
+    }
+    if let Some((mean, _, p95)) = hist_delta(first, last, n.prefill_time) {
+        (m.prefill_time_mean_s, m.prefill_time_p95_s) = (Some(mean), p95);
+    }
+    m.prompt_tokens = delta(first, last, n.prompt_tokens);
+    m.generation_tokens = delta(first, last, n.generation_tokens);
+    if scrapes.len() < 2 {
+        m.warning =
+            Some("only one scrape succeeded: deltas are totals since the server started".into());
+    }
+    m
+}
+
+/// One GET of the metrics text.
+pub async fn scrape(http: &reqwest::Client, url: &str) -> Result<Scrape, String> {
+    let r = http
+        .get(url)
+        .timeout(Duration::from_secs(3))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if !r.status().is_success() {
+        return Err(format!("HTTP {}", r.status()));
+    }
+    let text = r.text().await.map_err(|e| e.to_string())?;
+    promtext::parse(&text).map_err(|e| format!("not Prometheus text: {e}"))
+}
+
+/// Scrapes before, every `interval` until `done`, and once more after; returns the summary.
+/// Failures become a warning.
+pub async fn collect(url: String, interval: Duration, done: CancellationToken) -> ServerMetrics {
+    let http = match reqwest::Client::builder().no_proxy().build() {
+        Ok(h) => h,
+        Err(e) => {
+            return ServerMetrics {
+                url,
+                warning: Some(e.to_string()),
+                ..Default::default()
+            }
+        }
+    };
+    let mut scrapes = Vec::new();
+    let mut last_err = None;
+    let mut take = |r: Result<Scrape, String>, scrapes: &mut Vec<Scrape>| match r {
+        Ok(s) => scrapes.push(s),
+        Err(e) => last_err = Some(e),
+    };
+    take(scrape(&http, &url).await, &mut scrapes);
+    loop {
+        tokio::select! {
+            _ = done.cancelled() => break,
+            _ = tokio::time::sleep(interval) => take(scrape(&http, &url).await, &mut scrapes),
+        }
+    }
+    take(scrape(&http, &url).await, &mut scrapes);
+    let mut m = summarize(&url, &scrapes);
+    if scrapes.is_empty() {
+        m.warning = Some(format!(
+            "metrics endpoint unavailable: {}",
+            last_err.unwrap_or_default()
+        ));
+    }
+    m
+}
+
+/// The default metrics URL of an endpoint: its origin plus `/metrics` (`/v1` dropped).
+pub fn default_url(base: &url::Url) -> String {
+    let mut u = base.clone();
+    u.set_path("/metrics");
+    u.set_query(None);
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
+}
+
+/// One line for reports: "prefix hit rate 61 %, acceptance 0.71, preemptions 0, …".
+pub fn describe(m: &ServerMetrics) -> String {
+    let mut parts = Vec::new();
+    if let Some(h) = m.prefix_cache_hit_rate {
+        parts.push(format!("prefix hit rate {:.0} %", h * 100.0));
+    }
+    if let Some(a) = m.spec_acceptance_rate {
+        parts.push(format!("acceptance {a:.2}"));
+    }
+    if let Some(l) = m.spec_mean_accept_length {
+        parts.push(format!("accept length {l:.2}"));
+    }
+    if let Some(p) = m.preemptions {
+        parts.push(format!("preemptions {p:.0}"));
+    }
+    if let (Some(mean), Some(p95)) = (m.queue_time_mean_s, m.queue_time_p95_s) {
+        parts.push(format!(
+            "queue time mean {:.1} ms p95 {:.1} ms",
+            mean * 1e3,
+            p95 * 1e3
+        ));
+    }
+    if let Some(mean) = m.prefill_time_mean_s {
+        parts.push(format!("prefill time mean {:.1} ms", mean * 1e3));
+    }
+    if let Some(k) = m.kv_usage_peak {
+        parts.push(format!("KV peak {:.0} %", k * 100.0));
+    }
+    if let Some(r) = m.running_peak {
+        parts.push(format!("running peak {r:.0}"));
+    }
+    if let Some(w) = m.waiting_peak {
+        parts.push(format!("waiting peak {w:.0}"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests;

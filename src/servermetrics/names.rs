@@ -1,0 +1,125 @@
+//! Engine metric names → the stable names `bench` reports.
+//!
+//! Sources (each engine's own documentation of its Prometheus endpoint):
+//! * vLLM — "Production Metrics" in the vLLM docs (V1 engine; `vllm/v1/metrics/loggers.py`):
+//!   `vllm:num_requests_running`, `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc`
+//!   (`vllm:gpu_cache_usage_perc` before V1), `vllm:prefix_cache_queries_total`,
+//!   `vllm:prefix_cache_hits_total`, `vllm:num_preemptions_total`,
+//!   `vllm:request_queue_time_seconds`, `vllm:request_prefill_time_seconds`,
+//!   `vllm:spec_decode_num_draft_tokens_total`, `vllm:spec_decode_num_accepted_tokens_total`,
+//!   `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`. The embedded simulator serves
+//!   the same names.
+//! * SGLang — docs.sglang.io "Production Metrics" (`--enable-metrics`): `sglang:num_running_reqs`,
+//!   `sglang:num_queue_reqs`, `sglang:token_usage` (KV occupancy 0–1), `sglang:cache_hit_rate`
+//!   (a recent-interval gauge) and `sglang:cached_tokens_total`, `sglang:spec_accept_length`
+//!   (mean tokens per verify step, a gauge), `sglang:queue_time_seconds`,
+//!   `sglang:prompt_tokens_total`, `sglang:generation_tokens_total`. SGLang exports no
+//!   preemption (retraction) counter and no prefill-time histogram.
+//! * llama.cpp — `tools/server/README.md` (`--metrics`): `llamacpp:requests_processing`,
+//!   `llamacpp:requests_deferred`, `llamacpp:kv_cache_usage_ratio` (absent in newer builds),
+//!   `llamacpp:prompt_tokens_total`, `llamacpp:tokens_predicted_total`,
+//!   `llamacpp:tokens_drafted_total`, `llamacpp:tokens_drafted_accepted_total`. No queue-time,
+//!   prefill-time, prefix-cache or preemption metrics.
+//!
+//! Each stable name lists the families that can carry it, first match wins.
+
+/// Families (without `_total`) that carry each stable figure, for one engine.
+#[derive(Debug, Clone, Copy)]
+pub struct Names {
+    pub engine: &'static str,
+    pub running: &'static [&'static str],
+    pub waiting: &'static [&'static str],
+    /// A 0–1 gauge.
+    pub kv_usage: &'static [&'static str],
+    /// Counters of prompt tokens looked up / found in the prefix cache.
+    pub prefix_queries: &'static [&'static str],
+    pub prefix_hits: &'static [&'static str],
+    /// A 0–1 gauge, where the engine has no counters.
+    pub prefix_hit_rate_gauge: &'static [&'static str],
+    pub preemptions: &'static [&'static str],
+    pub queue_time: &'static [&'static str],
+    pub prefill_time: &'static [&'static str],
+    pub spec_draft: &'static [&'static str],
+    pub spec_accepted: &'static [&'static str],
+    /// Mean tokens per verification step (a gauge), where there are no counters.
+    pub spec_accept_length_gauge: &'static [&'static str],
+    pub prompt_tokens: &'static [&'static str],
+    pub generation_tokens: &'static [&'static str],
+}
+
+pub const VLLM: Names = Names {
+    engine: "vllm",
+    running: &["vllm:num_requests_running"],
+    waiting: &["vllm:num_requests_waiting"],
+    kv_usage: &["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"],
+    prefix_queries: &["vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries"],
+    prefix_hits: &["vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"],
+    prefix_hit_rate_gauge: &["vllm:gpu_prefix_cache_hit_rate"],
+    preemptions: &["vllm:num_preemptions"],
+    queue_time: &["vllm:request_queue_time_seconds"],
+    prefill_time: &["vllm:request_prefill_time_seconds"],
+    spec_draft: &["vllm:spec_decode_num_draft_tokens"],
+    spec_accepted: &["vllm:spec_decode_num_accepted_tokens"],
+    spec_accept_length_gauge: &[],
+    prompt_tokens: &["vllm:prompt_tokens"],
+    generation_tokens: &["vllm:generation_tokens"],
+};
+
+pub const SGLANG: Names = Names {
+    engine: "sglang",
+    running: &["sglang:num_running_reqs"],
+    waiting: &["sglang:num_queue_reqs"],
+    kv_usage: &["sglang:token_usage"],
+    prefix_queries: &["sglang:prompt_tokens"],
+    prefix_hits: &["sglang:cached_tokens"],
+    prefix_hit_rate_gauge: &["sglang:cache_hit_rate"],
+    preemptions: &[],
+    queue_time: &["sglang:queue_time_seconds"],
+    prefill_time: &[],
+    spec_draft: &[],
+    spec_accepted: &[],
+    spec_accept_length_gauge: &["sglang:spec_accept_length"],
+    prompt_tokens: &["sglang:prompt_tokens"],
+    generation_tokens: &["sglang:generation_tokens"],
+};
+
+pub const LLAMACPP: Names = Names {
+    engine: "llama.cpp",
+    running: &["llamacpp:requests_processing"],
+    waiting: &["llamacpp:requests_deferred"],
+    kv_usage: &["llamacpp:kv_cache_usage_ratio"],
+    prefix_queries: &[],
+    prefix_hits: &[],
+    prefix_hit_rate_gauge: &[],
+    preemptions: &[],
+    queue_time: &[],
+    prefill_time: &[],
+    spec_draft: &[
+        "llamacpp:tokens_drafted",
+        "llamacpp:spec_decode_num_draft_tokens",
+    ],
+    spec_accepted: &[
+        "llamacpp:tokens_drafted_accepted",
+        "llamacpp:spec_decode_num_accepted_tokens",
+    ],
+    spec_accept_length_gauge: &[],
+    prompt_tokens: &["llamacpp:prompt_tokens"],
+    generation_tokens: &["llamacpp:tokens_predicted"],
+};
+
+/// The engine whose prefix the scrape's families carry.
+pub fn detect(families: impl IntoIterator<Item = impl AsRef<str>>) -> Option<Names> {
+    for f in families {
+        let f = f.as_ref();
+        if f.starts_with("vllm:") {
+            return Some(VLLM);
+        }
+        if f.starts_with("sglang:") {
+            return Some(SGLANG);
+        }
+        if f.starts_with("llamacpp:") {
+            return Some(LLAMACPP);
+        }
+    }
+    None
+}
