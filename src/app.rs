@@ -31,6 +31,14 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         }
         Command::Selftest(args) => crate::selftest::run(args).await,
         Command::Sim(args) => sim_command(args).await,
+        Command::Diagnose { run } => {
+            let r = RunResult::load(&run)?;
+            print!(
+                "{}",
+                crate::diagnose::render(&r, &crate::diagnose::diagnose(&r))
+            );
+            Ok(EXIT_OK)
+        }
         Command::Baseline(args) => crate::compare::baseline_command(*args).await,
         Command::Compare(args) => crate::compare::compare_command(*args).await,
     }
@@ -278,6 +286,12 @@ pub fn describe(s: &Scenario) -> String {
 async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
     let setup = RunSetup::from_args(&args.scenario, &args.opts)?;
     let run = run_and_write(&setup, &setup.out, !setup.quiet).await?;
+    if args.opts.diagnose {
+        print!(
+            "\n{}",
+            crate::diagnose::render(&run, &crate::diagnose::diagnose(&run))
+        );
+    }
     if !run.complete {
         return Ok(EXIT_ERROR);
     }

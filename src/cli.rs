@@ -29,6 +29,11 @@ pub enum Command {
     },
     /// Benchmark the harness itself: chunks/s it handles and the TTFT it adds, at 1, 64, 1024 streams.
     Selftest(SelftestArgs),
+    /// Apply the symptom → technique decision tree to a run (run.json).
+    Diagnose {
+        /// A run.json written by `bench run`.
+        run: PathBuf,
+    },
     /// Serve the embedded simulated LLM engine (OpenAI API, vLLM metric names) until Ctrl-C.
     Sim(SimArgs),
 }
@@ -118,6 +123,9 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
+    /// After the run, print the diagnosis (`bench diagnose`).
+    #[arg(long)]
+    pub diagnose: bool,
     /// No progress line and no summary table (errors still go to stderr).
     #[arg(long, short)]
     pub quiet: bool,

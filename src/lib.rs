@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod cli;
 pub mod client;
 pub mod compare;
+pub mod diagnose;
 pub mod error;
 pub mod export;
 pub mod gate;

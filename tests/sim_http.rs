@@ -424,3 +424,39 @@ fn server_metrics_are_scraped_and_a_missing_endpoint_only_warns() {
     assert_eq!(o.status.code(), Some(0));
     assert!(read(&out)["server_metrics"].is_null());
 }
+
+#[test]
+fn diagnose_finds_queueing_on_an_overloaded_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("over.toml");
+    std::fs::write(
+        &p,
+        "name = \"over\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 16\noutput_tokens = 16\n[load]\nrate = 400.0\narrival = \"constant\"\nrequests = 120\n[slo]\nttft_ms = 20\n[server_metrics]\ninterval_s = 0.2\n[sim]\nmax_num_seqs = 1\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o");
+    let o = bench()
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let d = bench()
+        .args(["diagnose", out.join("run.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&d.stdout);
+    assert_eq!(d.status.code(), Some(0));
+    assert!(text.contains("1. TTFT high — queueing"), "{text}");
+    assert!(text.contains("throughput below the offered load"), "{text}");
+}
