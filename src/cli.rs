@@ -29,6 +29,8 @@ pub enum Command {
     },
     /// Benchmark the harness itself: chunks/s it handles and the TTFT it adds, at 1, 64, 1024 streams.
     Selftest(SelftestArgs),
+    /// Measure how optimizations combine: a factorial of up to 3 changes, or a ladder.
+    Stack(Box<StackArgs>),
     /// Apply the symptom → technique decision tree to a run (run.json).
     Diagnose {
         /// A run.json written by `bench run`.
@@ -223,6 +225,45 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StackArgs {
+    /// Scenario file.
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub opts: RunOpts,
+    /// The base configuration, e.g. quant=none,spec=off.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// A change to try (repeatable), e.g. --try quant=int4 --try spec=3.
+    #[arg(long = "try", value_name = "KEY=VALUE")]
+    pub tries: Vec<String>,
+    /// Apply the changes one at a time, each judged against the previous step.
+    #[arg(long)]
+    pub ladder: bool,
+    /// Reorder the changes in DOMAIN.md's recommended order (stability → TTFT → TPOT → tail).
+    #[arg(long)]
+    pub recommended: bool,
+    /// Keep climbing the ladder after a step regresses (the exit code is still 1).
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Runs per ladder step (the gate needs ≥ 2 for run-to-run noise).
+    #[arg(long, default_value_t = 2)]
+    pub repeat: u32,
+    /// Read the runs from run.json files under this directory (matched by vars) instead of
+    /// running the simulator — for real engines.
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+    /// Write the results as CSV (record columns, one row per metric × change).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write the results as Markdown.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Owner written in the CSV.
+    #[arg(long)]
+    pub owner: Option<String>,
 }
 
 pub fn parse() -> Cli {

@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod selftest;
 pub mod servermetrics;
 pub mod sim;
+pub mod stack;
 pub mod stats;
 pub mod workload;
 
