@@ -31,6 +31,7 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         }
         Command::Selftest(args) => crate::selftest::run(args).await,
         Command::Sim(args) => sim_command(args).await,
+        Command::Sweep(args) => crate::sweep::sweep_command(*args).await,
         Command::Stack(args) => crate::stack::cli::stack_command(*args).await,
         Command::Diagnose { run } => {
             let r = RunResult::load(&run)?;

@@ -29,6 +29,8 @@ pub enum Command {
     },
     /// Benchmark the harness itself: chunks/s it handles and the TTFT it adds, at 1, 64, 1024 streams.
     Selftest(SelftestArgs),
+    /// Run a scenario at a series of loads: the throughput–latency curve and the max rate meeting the SLOs.
+    Sweep(Box<SweepArgs>),
     /// Measure how optimizations combine: a factorial of up to 3 changes, or a ladder.
     Stack(Box<StackArgs>),
     /// Apply the symptom → technique decision tree to a run (run.json).
@@ -225,6 +227,38 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Scenario file.
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub opts: RunOpts,
+    /// Open-loop rates to run, req/s, comma-separated (replaces the scenario's load).
+    #[arg(long, conflicts_with = "concurrencies")]
+    pub rates: Option<String>,
+    /// Closed-loop concurrencies to run, comma-separated (replaces the scenario's load).
+    #[arg(long)]
+    pub concurrencies: Option<String>,
+    /// GuideLLM-style: a synchronous run, a max-throughput run, then N rates evenly between.
+    #[arg(long, value_name = "N")]
+    pub auto: Option<u32>,
+    /// Bisect for the highest rate whose requests still meet the scenario's SLOs.
+    #[arg(long)]
+    pub find_max_rate: bool,
+    /// Fraction of requests that must meet every SLO for a rate to pass.
+    #[arg(long, default_value_t = 0.95)]
+    pub attainment: f64,
+    /// Bisection stops when the bracket is within this fraction of its upper end.
+    #[arg(long, default_value_t = 0.1)]
+    pub tolerance: f64,
+    /// Concurrency of the max-throughput probe (--auto, --find-max-rate).
+    #[arg(long, default_value_t = 64)]
+    pub max_concurrency_probe: u32,
+    /// Run every point even when the server is clearly saturated.
+    #[arg(long)]
+    pub no_early_stop: bool,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@ pub mod servermetrics;
 pub mod sim;
 pub mod stack;
 pub mod stats;
+pub mod sweep;
 pub mod workload;
 
 use std::process::ExitCode;

@@ -460,3 +460,55 @@ fn diagnose_finds_queueing_on_an_overloaded_run() {
     assert!(text.contains("1. TTFT high — queueing"), "{text}");
     assert!(text.contains("throughput below the offered load"), "{text}");
 }
+
+#[test]
+fn sweep_writes_the_curve_and_finds_a_max_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sw.toml");
+    std::fs::write(
+        &p,
+        "name = \"sw\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 16\noutput_tokens = 8\n[load]\nconcurrency = 1\nrequests = 40\n[slo]\nttft_ms = 5\n[server_metrics]\nenabled = false\n[sim]\nmax_num_seqs = 4\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o");
+    let o = bench()
+        .args([
+            "sweep",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--find-max-rate",
+            "--max-concurrency-probe",
+            "16",
+            "--tolerance",
+            "0.25",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let points = sweep["points"].as_array().unwrap();
+    assert!(
+        points.len() >= 3,
+        "sync, max-throughput, and at least one bisection probe"
+    );
+    assert_eq!(points[0]["load"], "concurrency=1");
+    let (lo, hi) = (
+        sweep["max_rate_bracket"][0].as_f64().unwrap(),
+        sweep["max_rate_bracket"][1].as_f64().unwrap(),
+    );
+    assert!(lo <= hi);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), points.len() + 1);
+    assert!(
+        text.contains("max rate meeting the SLOs") || text.contains("no rate met the SLOs"),
+        "{text}"
+    );
+}
