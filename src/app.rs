@@ -287,7 +287,32 @@ pub fn describe(s: &Scenario) -> String {
 
 async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
     let setup = RunSetup::from_args(&args.scenario, &args.opts)?;
-    let run = run_and_write(&setup, &setup.out, !setup.quiet).await?;
+    let export = match args.opts.export.as_deref() {
+        None => None,
+        Some([fmt, file]) if fmt == "vllm-json" => Some(PathBuf::from(file)),
+        Some(other) => {
+            return Err(BenchError::usage(format!(
+                "--export {}: the only format is vllm-json",
+                other.join(" ")
+            )))
+        }
+    };
+    let run = run_and_write(&setup, &setup.out, !setup.quiet && !args.opts.json).await?;
+    if args.opts.json {
+        let summary = serde_json::json!({"run_id": run.run_id, "complete": run.complete, "out": setup.out, "summary": run.summary, "server_metrics": run.server_metrics});
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary)
+                .map_err(|e| BenchError::Runtime(e.to_string()))?
+        );
+    }
+    if let Some(p) = export {
+        let v = crate::export::vllm::render(&run);
+        crate::export::write_atomic(
+            &p,
+            &serde_json::to_vec_pretty(&v).map_err(|e| BenchError::Runtime(e.to_string()))?,
+        )?;
+    }
     if args.opts.diagnose {
         print!(
             "\n{}",

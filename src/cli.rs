@@ -127,6 +127,13 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
+    /// Also write the run in another tool's format: `--export vllm-json FILE` (the keys of
+    /// `vllm bench serve --save-result`).
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
+    pub export: Option<Vec<String>>,
+    /// Print the summary as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
     /// After the run, print the diagnosis (`bench diagnose`).
     #[arg(long)]
     pub diagnose: bool,

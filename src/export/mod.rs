@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod csv;
 pub mod table;
+pub mod vllm;
 
 use crate::error::BenchError;
 use crate::result::RunResult;
