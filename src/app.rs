@@ -33,6 +33,24 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Sim(args) => sim_command(args).await,
         Command::Sweep(args) => crate::sweep::sweep_command(*args).await,
         Command::Stack(args) => crate::stack::cli::stack_command(*args).await,
+        Command::Merge { dirs, out } => {
+            let runs: Vec<RunResult> = dirs
+                .iter()
+                .map(|d| RunResult::load(&d.join("run.json")))
+                .collect::<Result<_, _>>()?;
+            let merged = crate::merge::merge(runs)?;
+            let files = export::write_run_dir(&out, &merged)?;
+            print!("{}", export::table::render(&merged));
+            println!(
+                "\nwrote {}",
+                files
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Ok(EXIT_OK)
+        }
         Command::Diagnose { run } => {
             let r = RunResult::load(&run)?;
             print!(
@@ -116,6 +134,8 @@ pub struct RunSetup {
     pub model: Option<String>,
     pub api_key: Option<String>,
     pub out: PathBuf,
+    pub shard: Option<(u32, u32)>,
+    pub start_at: Option<chrono::DateTime<Utc>>,
     /// Whether `out` was given with --out (baseline and compare put their runs under it).
     pub out_given: bool,
     pub grace: Duration,
@@ -127,6 +147,37 @@ impl RunSetup {
     pub fn opts_out(&self) -> Option<PathBuf> {
         self.out_given.then(|| self.out.clone())
     }
+}
+
+fn parse_shard(s: &str) -> Result<(u32, u32), BenchError> {
+    let bad = || {
+        BenchError::usage(format!(
+            "--shard `{s}`: write it as I/N with 0 ≤ I < N, e.g. --shard 0/3"
+        ))
+    };
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+fn parse_start(s: &str) -> Result<chrono::DateTime<Utc>, BenchError> {
+    if let Ok(secs) = s.trim().parse::<f64>() {
+        return chrono::DateTime::from_timestamp_millis((secs * 1000.0) as i64)
+            .ok_or_else(|| BenchError::usage(format!("--start-at `{s}` is out of range")));
+    }
+    chrono::DateTime::parse_from_rfc3339(s.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            BenchError::usage(format!(
+                "--start-at `{s}`: {e}; write RFC 3339 (2026-12-02T15:00:00Z) or Unix seconds"
+            ))
+        })
 }
 
 /// Parses `--var KEY=VALUE` flags.
@@ -229,6 +280,8 @@ impl RunSetup {
             api_key,
             out,
             out_given: args.out.is_some(),
+            shard: args.shard.as_deref().map(parse_shard).transpose()?,
+            start_at: args.start_at.as_deref().map(parse_start).transpose()?,
             grace: Duration::from_secs_f64(args.grace),
             quiet: args.quiet,
         })
@@ -398,6 +451,14 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
                 ))
             })?,
     };
+    if let Some(at) = setup.start_at {
+        let wait = (at - Utc::now()).to_std().unwrap_or_default();
+        if wait.is_zero() {
+            eprintln!("warning: --start-at {at} has passed; starting now");
+        } else {
+            tokio::time::sleep(wait).await;
+        }
+    }
     let started_at = Utc::now();
     let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
     let public_endpoint = target.public_endpoint();
@@ -411,6 +472,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
         duration: s.load.duration_s.map(Duration::from_secs_f64),
         seed: s.seed,
         grace: setup.grace,
+        shard: setup.shard,
     };
     let show = !setup.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let bar = progress_bar(show, cfg.requests.map(|r| r + cfg.warmup));
@@ -472,6 +534,9 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
         server_metrics,
         histograms: RunResult::encode_histograms(&hists)?,
         requests: data.records,
+        shard: setup
+            .shard
+            .map(|(index, count)| crate::result::ShardInfo { index, count }),
     })
 }
 

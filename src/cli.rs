@@ -33,6 +33,15 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Measure how optimizations combine: a factorial of up to 3 changes, or a ladder.
     Stack(Box<StackArgs>),
+    /// Merge the run directories of `bench run --shard I/N` into one run.
+    Merge {
+        /// Shard result directories (each with a run.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the merged run.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Apply the symptom → technique decision tree to a run (run.json).
     Diagnose {
         /// A run.json written by `bench run`.
@@ -134,6 +143,14 @@ pub struct RunOpts {
     /// Print the summary as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Send only shard I of N of the plan (requests with index ≡ I mod N, at their planned
+    /// times; a closed loop's concurrency is split too). Merge the shards with `bench merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Start the schedule at this wall-clock time (RFC 3339, e.g. 2026-12-02T15:00:00Z, or
+    /// Unix seconds), so shards on several machines share one time origin.
+    #[arg(long)]
+    pub start_at: Option<String>,
     /// After the run, print the diagnosis (`bench diagnose`).
     #[arg(long)]
     pub diagnose: bool,

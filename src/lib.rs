@@ -13,6 +13,7 @@ pub mod diagnose;
 pub mod error;
 pub mod export;
 pub mod gate;
+pub mod merge;
 pub mod metrics;
 pub mod promtext;
 pub mod record;

@@ -63,6 +63,15 @@ pub struct RunResult {
     /// µs histograms by name (`ttft_us`, …), hdrhistogram V2 + deflate, base64.
     pub histograms: BTreeMap<String, String>,
     pub requests: Vec<RequestRecord>,
+    /// Set on one shard of a distributed run (`bench run --shard I/N`).
+    #[serde(default)]
+    pub shard: Option<ShardInfo>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    pub index: u32,
+    pub count: u32,
 }
 
 impl RunResult {

@@ -62,6 +62,15 @@ pub struct RunConfig {
     pub duration: Option<Duration>,
     pub seed: u64,
     pub grace: Duration,
+    /// `(I, N)`: send only the plan's requests with index ≡ I (mod N), at their planned
+    /// times; a closed loop also gets its share of the concurrency.
+    pub shard: Option<(u32, u32)>,
+}
+
+impl RunConfig {
+    fn mine(&self, i: u64) -> bool {
+        self.shard.is_none_or(|(k, n)| i % n as u64 == k as u64)
+    }
 }
 
 /// Everything a run produced, before any summary.
@@ -85,6 +94,14 @@ pub struct RunData {
 impl RunData {
     pub fn complete(&self) -> bool {
         !self.interrupted
+    }
+}
+
+/// Shard `k` of `n`'s part of `total` (the remainder goes to the first shards).
+fn share(total: u32, shard: Option<(u32, u32)>) -> u32 {
+    match shard {
+        None => total,
+        Some((k, n)) => total / n + u32::from(k < total % n),
     }
 }
 
@@ -233,10 +250,17 @@ pub async fn run<S: Sender>(
                 cfg.seed,
             )
             .map_err(BenchError::Usage)?;
+            let offsets: Vec<(usize, Duration)> = offsets
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| cfg.mine(*i as u64))
+                .collect();
             planned = Some(offsets.len() as u64);
-            let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m as usize)));
+            // A cap on concurrency is split between shards like a closed loop's workers.
+            let max_concurrency = max_concurrency.map(|m| share(m, cfg.shard));
+            let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m.max(1) as usize)));
             let shared = shared.clone();
-            let mut plan = offsets.into_iter().enumerate().map(move |(i, off)| {
+            let mut plan = offsets.into_iter().map(move |(i, off)| {
                 let mut spec = generator.spec(i as u64);
                 spec.warmup = (i as u64) < warmup;
                 (spec, run_start + off)
@@ -284,9 +308,13 @@ pub async fn run<S: Sender>(
             }
         }
         LoadMode::Closed { concurrency } => {
-            planned = total;
+            let (k, n) = cfg
+                .shard
+                .map_or((0u64, 1u64), |(k, n)| (k as u64, n as u64));
+            // This shard's indices are k, k + n, k + 2n, …
+            planned = total.map(|t| if t > k { (t - k).div_ceil(n) } else { 0 });
             let next = Arc::new(AtomicU64::new(0));
-            for _ in 0..*concurrency {
+            for _ in 0..share(*concurrency, cfg.shard).max(1) {
                 let (shared, next, generator) = (shared.clone(), next.clone(), generator.clone());
                 handles.push(tokio::spawn(async move {
                     loop {
@@ -295,7 +323,7 @@ pub async fn run<S: Sender>(
                         {
                             break;
                         }
-                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        let i = k + n * next.fetch_add(1, Ordering::SeqCst);
                         if total.is_some_and(|t| i >= t) {
                             break;
                         }

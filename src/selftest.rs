@@ -265,6 +265,7 @@ async fn level(
         duration: None,
         seed: s.seed,
         grace: Duration::from_secs(1),
+        shard: None,
     };
     let data = runner::run(
         sender,

@@ -86,6 +86,7 @@ fn cfg(mode: LoadMode, requests: u64, warmup: u64) -> RunConfig {
         duration: None,
         seed: 11,
         grace: Duration::from_secs(2),
+        shard: None,
     }
 }
 

@@ -209,6 +209,7 @@ mod tests {
             server_metrics: None,
             histograms: Default::default(),
             requests: rs,
+            shard: None,
         };
         let expected = "\
 bench run demo — complete

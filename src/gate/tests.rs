@@ -72,6 +72,7 @@ pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) ->
         server_metrics: None,
         histograms: Default::default(),
         requests: records,
+        shard: None,
     }
 }
 
