@@ -33,6 +33,13 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Sim(args) => sim_command(args).await,
         Command::Sweep(args) => crate::sweep::sweep_command(*args).await,
         Command::Stack(args) => crate::stack::cli::stack_command(*args).await,
+        Command::Report { path, out } => {
+            let (html, default) = crate::report::from_path(&path)?;
+            let out = out.unwrap_or(default);
+            export::write_atomic(&out, html.as_bytes())?;
+            println!("wrote {}", out.display());
+            Ok(EXIT_OK)
+        }
         Command::Merge { dirs, out } => {
             let runs: Vec<RunResult> = dirs
                 .iter()

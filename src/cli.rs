@@ -33,6 +33,14 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Measure how optimizations combine: a factorial of up to 3 changes, or a ladder.
     Stack(Box<StackArgs>),
+    /// Write one self-contained HTML page (SVG charts) for a run, a sweep or a comparison.
+    Report {
+        /// run.json or its directory, a sweep directory, or a compare JSON.
+        path: PathBuf,
+        /// Output file (default: report.html beside the input).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Merge the run directories of `bench run --shard I/N` into one run.
     Merge {
         /// Shard result directories (each with a run.json).
@@ -251,6 +259,9 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write an HTML report (verdict table, baseline and candidate CDFs) here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

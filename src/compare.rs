@@ -326,6 +326,12 @@ pub async fn compare_command(args: CompareArgs) -> Result<u8, BenchError> {
             let _ = f.write_all(md.as_bytes());
         }
     }
+    if let Some(p) = &args.html {
+        crate::export::write_atomic(
+            p,
+            crate::report::compare_report(&c, Some((&base.repetitions, &cand))).as_bytes(),
+        )?;
+    }
     if let Some(p) = &args.json {
         let json = serde_json::to_vec_pretty(&c).map_err(|e| BenchError::Runtime(e.to_string()))?;
         crate::export::write_atomic(p, &json)?;

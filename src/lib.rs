@@ -17,6 +17,7 @@ pub mod merge;
 pub mod metrics;
 pub mod promtext;
 pub mod record;
+pub mod report;
 pub mod result;
 pub mod runner;
 pub mod scenario;

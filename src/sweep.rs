@@ -24,7 +24,7 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Point {
     /// `rate=4` or `concurrency=8`.
     pub load: String,
@@ -47,7 +47,7 @@ pub struct Point {
     pub run_dir: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Sweep {
     pub scenario: String,
     pub points: Vec<Point>,
@@ -266,7 +266,18 @@ pub async fn sweep_command(args: SweepArgs) -> Result<u8, BenchError> {
     let json = serde_json::to_vec_pretty(&sweep).map_err(|e| BenchError::Runtime(e.to_string()))?;
     crate::export::write_atomic(&out.join("sweep.json"), &json)?;
     crate::export::write_atomic(&out.join("sweep.csv"), &csv(&sweep)?)?;
-    println!("wrote {}/sweep.csv and sweep.json", out.display());
+    let slo = RunSetup::from_args(&args.scenario, &args.opts)?
+        .scenario
+        .slo
+        .ttft_ms;
+    crate::export::write_atomic(
+        &out.join("report.html"),
+        crate::report::sweep_report(&sweep, slo).as_bytes(),
+    )?;
+    println!(
+        "wrote {0}/sweep.csv, sweep.json and report.html",
+        out.display()
+    );
     Ok(EXIT_OK)
 }
 
