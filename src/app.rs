@@ -497,11 +497,37 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
             scraping.clone(),
         ))
     });
+    // Rolling TTFT/TPOT medians over the last 200 successful requests, for the progress line.
+    let mut recent: std::collections::VecDeque<(u64, Option<f64>)> =
+        std::collections::VecDeque::new();
+    let mut errors = 0u64;
     let data = runner::run(sender, Generator::new(s), &cfg, stop, |r| {
         bar.inc(1);
-        if !r.outcome.is_ok() {
-            bar.set_message(format!("last error: {}", r.outcome));
+        if r.outcome.is_ok() {
+            if let Some(t) = r.ttft_us {
+                recent.push_back((t, r.tpot_us));
+                if recent.len() > 200 {
+                    recent.pop_front();
+                }
+            }
+        } else {
+            errors += 1;
         }
+        if bar.is_hidden() || !bar.position().is_multiple_of(5) {
+            return;
+        }
+        let mut t: Vec<u64> = recent.iter().map(|x| x.0).collect();
+        let mut p: Vec<f64> = recent.iter().filter_map(|x| x.1).collect();
+        let (tm, pm) = (t.len() / 2, p.len() / 2);
+        let ttft = (!t.is_empty()).then(|| *t.select_nth_unstable(tm).1 as f64 / 1000.0);
+        let tpot =
+            (!p.is_empty()).then(|| *p.select_nth_unstable_by(pm, f64::total_cmp).1 / 1000.0);
+        bar.set_message(format!(
+            "TTFT p50 {} · TPOT p50 {} (last {}) · errors {errors}",
+            ttft.map_or("—".into(), |v| format!("{v:.1} ms")),
+            tpot.map_or("—".into(), |v| format!("{v:.2} ms")),
+            recent.len()
+        ));
     })
     .await?;
     bar.finish_and_clear();
