@@ -347,7 +347,7 @@ pub fn describe(s: &Scenario) -> String {
 
 async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
     let setup = RunSetup::from_args(&args.scenario, &args.opts)?;
-    let export = match args.opts.export.as_deref() {
+    let export = match args.export.as_deref() {
         None => None,
         Some([fmt, file]) if fmt == "vllm-json" => Some(PathBuf::from(file)),
         Some(other) => {
@@ -357,8 +357,8 @@ async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
             )))
         }
     };
-    let run = run_and_write(&setup, &setup.out, !setup.quiet && !args.opts.json).await?;
-    if args.opts.json {
+    let run = run_and_write(&setup, &setup.out, !setup.quiet && !args.json).await?;
+    if args.json {
         let summary = serde_json::json!({"run_id": run.run_id, "complete": run.complete, "out": setup.out, "summary": run.summary, "server_metrics": run.server_metrics});
         println!(
             "{}",
@@ -373,7 +373,7 @@ async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
             &serde_json::to_vec_pretty(&v).map_err(|e| BenchError::Runtime(e.to_string()))?,
         )?;
     }
-    if args.opts.diagnose {
+    if args.diagnose {
         print!(
             "\n{}",
             crate::diagnose::render(&run, &crate::diagnose::diagnose(&run))

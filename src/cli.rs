@@ -84,6 +84,16 @@ pub struct RunArgs {
     pub scenario: PathBuf,
     #[command(flatten)]
     pub opts: RunOpts,
+    /// Also write the run in another tool's format: `--export vllm-json FILE` (the keys of
+    /// `vllm bench serve --save-result`).
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
+    pub export: Option<Vec<String>>,
+    /// Print the summary as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// After the run, print the diagnosis (`bench diagnose`).
+    #[arg(long)]
+    pub diagnose: bool,
 }
 
 /// How to run a scenario: shared by `run`, `baseline` and `compare`.
@@ -144,13 +154,6 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
-    /// Also write the run in another tool's format: `--export vllm-json FILE` (the keys of
-    /// `vllm bench serve --save-result`).
-    #[arg(long, num_args = 2, value_names = ["FORMAT", "FILE"])]
-    pub export: Option<Vec<String>>,
-    /// Print the summary as JSON on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
     /// Send only shard I of N of the plan (requests with index ≡ I mod N, at their planned
     /// times; a closed loop's concurrency is split too). Merge the shards with `bench merge`.
     #[arg(long, value_name = "I/N")]
@@ -159,9 +162,6 @@ pub struct RunOpts {
     /// Unix seconds), so shards on several machines share one time origin.
     #[arg(long)]
     pub start_at: Option<String>,
-    /// After the run, print the diagnosis (`bench diagnose`).
-    #[arg(long)]
-    pub diagnose: bool,
     /// No progress line and no summary table (errors still go to stderr).
     #[arg(long, short)]
     pub quiet: bool,
@@ -337,4 +337,13 @@ pub struct StackArgs {
 
 pub fn parse() -> Cli {
     Cli::parse()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }
