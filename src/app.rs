@@ -458,6 +458,24 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
                 ))
             })?,
     };
+    // Server metrics are scraped alongside the run, on their own task; the "before" scrape
+    // is taken now, ahead of the schedule's start.
+    let scraping = CancellationToken::new();
+    let collector = if s.server_metrics.enabled {
+        let url = s
+            .server_metrics
+            .url
+            .clone()
+            .unwrap_or_else(|| crate::servermetrics::default_url(&target.base));
+        let c = crate::servermetrics::Collector::start(
+            url,
+            Duration::from_secs_f64(s.server_metrics.interval_s),
+        )
+        .await;
+        Some(tokio::spawn(c.run(scraping.clone())))
+    } else {
+        None
+    };
     if let Some(at) = setup.start_at {
         let wait = (at - Utc::now()).to_std().unwrap_or_default();
         if wait.is_zero() {
@@ -469,7 +487,6 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     let started_at = Utc::now();
     let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
     let public_endpoint = target.public_endpoint();
-    let target_base = target.base.clone();
     let model = target.model.clone();
     let sender = Arc::new(HttpSender::new(target, s.request.clone(), run_id.clone())?);
     let cfg = RunConfig {
@@ -483,20 +500,6 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     };
     let show = !setup.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
     let bar = progress_bar(show, cfg.requests.map(|r| r + cfg.warmup));
-    // Server metrics are scraped alongside the run, on their own task.
-    let scraping = CancellationToken::new();
-    let collector = s.server_metrics.enabled.then(|| {
-        let url = s
-            .server_metrics
-            .url
-            .clone()
-            .unwrap_or_else(|| crate::servermetrics::default_url(&target_base));
-        tokio::spawn(crate::servermetrics::collect(
-            url,
-            Duration::from_secs_f64(s.server_metrics.interval_s),
-            scraping.clone(),
-        ))
-    });
     // Rolling TTFT/TPOT medians over the last 200 successful requests, for the progress line.
     let mut recent: std::collections::VecDeque<(u64, Option<f64>)> =
         std::collections::VecDeque::new();

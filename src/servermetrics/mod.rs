@@ -183,41 +183,59 @@ pub async fn scrape(http: &reqwest::Client, url: &str) -> Result<Scrape, String>
     promtext::parse(&text).map_err(|e| format!("not Prometheus text: {e}"))
 }
 
-/// Scrapes before, every `interval` until `done`, and once more after; returns the summary.
-/// Failures become a warning.
-pub async fn collect(url: String, interval: Duration, done: CancellationToken) -> ServerMetrics {
-    let http = match reqwest::Client::builder().no_proxy().build() {
-        Ok(h) => h,
-        Err(e) => {
-            return ServerMetrics {
-                url,
-                warning: Some(e.to_string()),
-                ..Default::default()
+/// Scrapes a run's server metrics: [`Collector::start`] takes the "before" scrape (awaited
+/// before the first request goes out, so no request can slip ahead of it), then
+/// [`Collector::run`] scrapes every `interval` until `done` and once more after.
+pub struct Collector {
+    url: String,
+    http: Option<reqwest::Client>,
+    interval: Duration,
+    scrapes: Vec<Scrape>,
+    last_err: Option<String>,
+}
+
+impl Collector {
+    pub async fn start(url: String, interval: Duration) -> Collector {
+        let mut c = Collector {
+            url,
+            http: None,
+            interval,
+            scrapes: Vec::new(),
+            last_err: None,
+        };
+        match reqwest::Client::builder().no_proxy().build() {
+            Ok(h) => c.http = Some(h),
+            Err(e) => c.last_err = Some(e.to_string()),
+        }
+        c.take().await;
+        c
+    }
+
+    async fn take(&mut self) {
+        let Some(http) = &self.http else { return };
+        match scrape(http, &self.url).await {
+            Ok(s) => self.scrapes.push(s),
+            Err(e) => self.last_err = Some(e),
+        }
+    }
+
+    pub async fn run(mut self, done: CancellationToken) -> ServerMetrics {
+        loop {
+            tokio::select! {
+                _ = done.cancelled() => break,
+                _ = tokio::time::sleep(self.interval) => self.take().await,
             }
         }
-    };
-    let mut scrapes = Vec::new();
-    let mut last_err = None;
-    let mut take = |r: Result<Scrape, String>, scrapes: &mut Vec<Scrape>| match r {
-        Ok(s) => scrapes.push(s),
-        Err(e) => last_err = Some(e),
-    };
-    take(scrape(&http, &url).await, &mut scrapes);
-    loop {
-        tokio::select! {
-            _ = done.cancelled() => break,
-            _ = tokio::time::sleep(interval) => take(scrape(&http, &url).await, &mut scrapes),
+        self.take().await;
+        let mut m = summarize(&self.url, &self.scrapes);
+        if self.scrapes.is_empty() {
+            m.warning = Some(format!(
+                "metrics endpoint unavailable: {}",
+                self.last_err.unwrap_or_default()
+            ));
         }
+        m
     }
-    take(scrape(&http, &url).await, &mut scrapes);
-    let mut m = summarize(&url, &scrapes);
-    if scrapes.is_empty() {
-        m.warning = Some(format!(
-            "metrics endpoint unavailable: {}",
-            last_err.unwrap_or_default()
-        ));
-    }
-    m
 }
 
 /// The default metrics URL of an endpoint: its origin plus `/metrics` (`/v1` dropped).
