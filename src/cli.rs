@@ -259,6 +259,10 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also fail (exit 1) when a gated metric is inconclusive: the run was too small to see
+    /// its threshold.
+    #[arg(long)]
+    pub strict: bool,
     /// Write an HTML report (verdict table, baseline and candidate CDFs) here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

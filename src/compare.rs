@@ -293,7 +293,12 @@ pub async fn compare_command(args: CompareArgs) -> Result<u8, BenchError> {
         ))?,
     };
     let cand = match &args.candidate {
-        Some(p) => RunResult::load(p)?,
+        Some(p) => {
+            if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
+                eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored run is judged as it is)");
+            }
+            RunResult::load(p)?
+        }
         None => {
             let out = setup
                 .opts_out()

@@ -40,6 +40,8 @@ type Stamps = Arc<Mutex<HashMap<u64, Instant>>>;
 struct FastServer {
     addr: SocketAddr,
     stamps: Stamps,
+    /// Dropping it stops the server.
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 #[derive(Clone)]
@@ -71,47 +73,35 @@ impl FastServer {
             stamps: stamps.clone(),
             pace,
         };
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("selftest-server".into())
-            .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                rt.block_on(async move {
-                    use axum::serve::ListenerExt;
-                    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-                        Ok(l) => l,
-                        Err(e) => {
-                            let _ = tx.send(Err(e.to_string()));
-                            return;
-                        }
-                    };
-                    let addr = listener.local_addr().map_err(|e| e.to_string());
-                    let _ = tx.send(addr);
-                    let listener = listener.tap_io(|t| {
-                        let _ = t.set_nodelay(true);
-                    });
-                    let app = Router::new()
-                        .route("/v1/chat/completions", post(stream))
-                        .with_state(state);
-                    let _ = axum::serve(listener, app).await;
+        let (addr, stop, _thread) = crate::sim::server::on_own_thread(
+            "selftest-server",
+            move |ready, shutdown| async move {
+                use axum::serve::ListenerExt;
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .map_err(|e| BenchError::Runtime(e.to_string()))?;
+                ready(
+                    listener
+                        .local_addr()
+                        .map_err(|e| BenchError::Runtime(e.to_string()))?,
+                );
+                let listener = listener.tap_io(|t| {
+                    let _ = t.set_nodelay(true);
                 });
-            })
-            .map_err(|e| BenchError::Runtime(format!("cannot start the selftest server: {e}")))?;
-        let addr = rx
-            .recv()
-            .map_err(|e| BenchError::Runtime(format!("selftest server did not start: {e}")))?
-            .map_err(|e| BenchError::Runtime(format!("selftest server did not start: {e}")))?;
-        Ok(FastServer { addr, stamps })
+                let app = Router::new()
+                    .route("/v1/chat/completions", post(stream))
+                    .with_state(state);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(shutdown)
+                    .await
+                    .map_err(|e| BenchError::Runtime(e.to_string()))
+            },
+        )?;
+        Ok(FastServer {
+            addr,
+            stamps,
+            _stop: stop,
+        })
     }
 }
 

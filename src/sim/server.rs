@@ -89,50 +89,77 @@ pub struct SimServer {
 
 impl SimServer {
     pub fn start(cfg: ServeConfig) -> Result<SimServer, BenchError> {
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("bench-sim".into())
-            .spawn(move || {
-                let rt = match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                rt.block_on(async move {
-                    let ready = ready_tx.clone();
-                    let r = serve(
-                        cfg,
-                        move |addr| {
-                            let _ = ready.send(Ok(addr));
-                        },
-                        async {
-                            let _ = stop_rx.await;
-                        },
-                    )
-                    .await;
-                    if let Err(e) = r {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                    }
-                });
-            })
-            .map_err(|e| BenchError::Runtime(format!("cannot start the simulator thread: {e}")))?;
-        let addr = ready_rx
-            .recv()
-            .map_err(|_| BenchError::Runtime("the simulator stopped before it was ready".into()))?
-            .map_err(BenchError::Runtime)?;
+        let (addr, stop, thread) = on_own_thread("bench-sim", move |ready, shutdown| {
+            serve(cfg, ready, shutdown)
+        })?;
         Ok(SimServer {
             addr,
-            stop: Some(stop_tx),
+            stop: Some(stop),
             thread: Some(thread),
         })
     }
+}
+
+/// Runs a server on a thread of its own with a one-worker tokio runtime, so it never shares
+/// a scheduler with a client in the same process. `serve` gets a callback for its bound
+/// address and a shutdown future (completes when the returned sender is used or dropped);
+/// this returns once the address is known, or with the error the server failed with.
+pub fn on_own_thread<F, Fut>(
+    name: &str,
+    serve: F,
+) -> Result<
+    (
+        SocketAddr,
+        tokio::sync::oneshot::Sender<()>,
+        std::thread::JoinHandle<()>,
+    ),
+    BenchError,
+>
+where
+    F: FnOnce(
+            Box<dyn FnOnce(SocketAddr) + Send>,
+            std::pin::Pin<Box<dyn Future<Output = ()> + Send>>,
+        ) -> Fut
+        + Send
+        + 'static,
+    Fut: Future<Output = Result<(), BenchError>>,
+{
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread_name = name.to_string();
+    let thread = std::thread::Builder::new()
+        .name(thread_name.clone())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            rt.block_on(async move {
+                let ready = ready_tx.clone();
+                let on_ready: Box<dyn FnOnce(SocketAddr) + Send> = Box::new(move |addr| {
+                    let _ = ready.send(Ok(addr));
+                });
+                let shutdown = Box::pin(async {
+                    let _ = stop_rx.await;
+                });
+                if let Err(e) = serve(on_ready, shutdown).await {
+                    let _ = ready_tx.send(Err(e.to_string()));
+                }
+            });
+        })
+        .map_err(|e| BenchError::Runtime(format!("cannot start the {thread_name} thread: {e}")))?;
+    let addr = ready_rx
+        .recv()
+        .map_err(|_| BenchError::Runtime(format!("the {name} server stopped before it was ready")))?
+        .map_err(BenchError::Runtime)?;
+    Ok((addr, stop_tx, thread))
 }
 
 impl Drop for SimServer {
