@@ -121,6 +121,9 @@ pub struct RequestRecord {
     pub output_tokens_from_usage: bool,
     /// The `max_tokens` asked for.
     pub max_tokens: u32,
+    /// Prompt tokens the synthetic prompt was built to have (approximate: words ≈ tokens).
+    #[serde(default)]
+    pub input_tokens_target: Option<u32>,
     /// Chunks that carried generated text.
     pub content_chunks: u32,
     pub finish_reason: Option<String>,

@@ -50,6 +50,7 @@ impl Sender for FakeServer {
                     output_tokens: 1,
                     output_tokens_from_usage: true,
                     max_tokens: spec.max_tokens,
+                    input_tokens_target: spec.input_tokens_target,
                     content_chunks: 1,
                     finish_reason: None,
                     error: None,

@@ -371,6 +371,7 @@ impl HttpSender {
             output_tokens: out_tokens,
             output_tokens_from_usage: from_usage,
             max_tokens: spec.max_tokens,
+            input_tokens_target: spec.input_tokens_target,
             content_chunks: p.chunks,
             finish_reason: p.finish_reason,
             error: detail.map(|d| self.target.redact(d)),

@@ -233,6 +233,14 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
     .into_iter()
     .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d.to_string()))
     .collect::<Vec<_>>();
+    if let Some(e) = s.tokens.prompt_length_error_pct {
+        rows.push((
+            "prompt_length_error".into(),
+            "%".into(),
+            format!("{e:.2}"),
+            "mean server prompt_tokens / synthetic target − 1".into(),
+        ));
+    }
     if let (Some(g), Some(n)) = (t.goodput_rps, t.goodput_requests) {
         rows.insert(
             3,

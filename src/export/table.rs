@@ -52,6 +52,9 @@ pub fn render(run: &RunResult) -> String {
         "  tokens: {} prompt (server usage), {} output; {} with output ≠ max_tokens; {} without usage",
         tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
     );
+    if let Some(e) = tk.prompt_length_error_pct {
+        let _ = writeln!(o, "  prompt lengths: the server counted {e:+.1} % tokens vs the synthetic target (approximate: words ≈ tokens, plus the chat template)");
+    }
     if let Some(m) = &run.server_metrics {
         let engine = m.engine.as_deref().unwrap_or("?");
         let text = crate::servermetrics::describe(m);

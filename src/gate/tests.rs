@@ -35,6 +35,7 @@ pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) ->
                 output_tokens: 1,
                 output_tokens_from_usage: true,
                 max_tokens: 1,
+                input_tokens_target: None,
                 content_chunks: 1,
                 finish_reason: None,
                 error: None,

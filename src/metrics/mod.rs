@@ -87,6 +87,11 @@ pub struct Tokens {
     /// Successful requests with usage whose output length ≠ max_tokens although ignore_eos
     /// was asked (0 when ignore_eos is off: lengths are then the model's choice).
     pub output_len_mismatch: u64,
+    /// Synthetic prompts: mean of (server's prompt_tokens / tokens targeted − 1), in %, over
+    /// successful requests with both; shows how far words ≈ tokens (plus the chat template) is
+    /// from the server's tokenizer. Absent for datasets.
+    #[serde(default)]
+    pub prompt_length_error_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,6 +185,18 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
         prompt_tokens: ok.iter().filter_map(|r| r.prompt_tokens).sum(),
         output_tokens: ok.iter().map(|r| r.output_tokens).sum(),
         usage_missing: ok.iter().filter(|r| !r.output_tokens_from_usage).count() as u64,
+        prompt_length_error_pct: {
+            let e: Vec<f64> = ok
+                .iter()
+                .filter_map(|r| {
+                    Some(
+                        r.prompt_tokens? as f64 / r.input_tokens_target.filter(|t| *t > 0)? as f64
+                            - 1.0,
+                    )
+                })
+                .collect();
+            (!e.is_empty()).then(|| e.iter().sum::<f64>() / e.len() as f64 * 100.0)
+        },
         output_len_mismatch: if ignore_eos {
             ok.iter()
                 .filter(|r| r.output_tokens_from_usage && r.output_tokens != r.max_tokens as u64)

@@ -23,6 +23,7 @@ pub(crate) fn record(index: u64, outcome: Outcome) -> RequestRecord {
         output_tokens: 10,
         output_tokens_from_usage: true,
         max_tokens: 10,
+        input_tokens_target: None,
         content_chunks: 10,
         finish_reason: Some("length".into()),
         error: None,
@@ -125,4 +126,19 @@ fn output_length_mismatch_and_missing_usage_are_counted() {
     );
     let (s, _) = summarize(&data(rs), &Slo::default(), false);
     assert_eq!(s.tokens.output_len_mismatch, 0);
+}
+
+#[test]
+fn prompt_length_error_compares_server_counts_with_the_synthetic_target() {
+    let mut rs: Vec<_> = (0..4).map(|i| record(i, Outcome::Ok)).collect();
+    let (s, _) = summarize(&data(rs.clone()), &Slo::default(), true);
+    assert_eq!(
+        s.tokens.prompt_length_error_pct, None,
+        "no target: a dataset run"
+    );
+    for r in &mut rs {
+        r.input_tokens_target = Some(80); // the server counted 100
+    }
+    let (s, _) = summarize(&data(rs), &Slo::default(), true);
+    assert!((s.tokens.prompt_length_error_pct.unwrap() - 25.0).abs() < 1e-9);
 }
