@@ -143,6 +143,7 @@ pub struct RunSetup {
     pub out: PathBuf,
     pub shard: Option<(u32, u32)>,
     pub start_at: Option<chrono::DateTime<Utc>>,
+    pub calibrate: bool,
     /// Whether `out` was given with --out (baseline and compare put their runs under it).
     pub out_given: bool,
     pub grace: Duration,
@@ -288,6 +289,7 @@ impl RunSetup {
             out,
             out_given: args.out.is_some(),
             shard: args.shard.as_deref().map(parse_shard).transpose()?,
+            calibrate: args.calibrate,
             start_at: args.start_at.as_deref().map(parse_start).transpose()?,
             grace: Duration::from_secs_f64(args.grace),
             quiet: args.quiet,
@@ -458,6 +460,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
                 ))
             })?,
     };
+    let (generator, prompt_lengths) = prepare_prompts(setup, &target).await;
     // Server metrics are scraped alongside the run, on their own task; the "before" scrape
     // is taken now, ahead of the schedule's start.
     let scraping = CancellationToken::new();
@@ -504,7 +507,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     let mut recent: std::collections::VecDeque<(u64, Option<f64>)> =
         std::collections::VecDeque::new();
     let mut errors = 0u64;
-    let data = runner::run(sender, Generator::new(s), &cfg, stop, |r| {
+    let data = runner::run(sender, generator, &cfg, stop, |r| {
         bar.inc(1);
         if r.outcome.is_ok() {
             if let Some(t) = r.ttft_us {
@@ -546,10 +549,6 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     }
     let ended_at = Utc::now();
     let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
-    let prompt_lengths = match s.workload {
-        Workload::Dataset { .. } => "dataset text as given; token counts from server usage",
-        _ => "approximate: synthetic words ≈ tokens (no tokenizer); real counts from server usage.prompt_tokens",
-    };
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::current(),
@@ -562,7 +561,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
         endpoint: public_endpoint,
         model,
         api: s.api,
-        prompt_lengths: prompt_lengths.into(),
+        prompt_lengths,
         started_at,
         ended_at,
         complete: data.complete(),
@@ -574,6 +573,56 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
             .shard
             .map(|(index, count)| crate::result::ShardInfo { index, count }),
     })
+}
+
+/// The request generator, calibrated with the server's tokenizer when `--calibrate` asks
+/// for it, and how the run's prompt lengths were made.
+async fn prepare_prompts(setup: &RunSetup, target: &Target) -> (Generator, String) {
+    let s = &setup.scenario;
+    let generator = Generator::new(s);
+    if !generator.is_synthetic() {
+        if setup.calibrate {
+            eprintln!("note: --calibrate applies to synthetic prompts; dataset prompts are sent as written");
+        }
+        return (
+            generator,
+            "dataset text as given; token counts from server usage".into(),
+        );
+    }
+    let approximate = "approximate: synthetic words ≈ tokens (no tokenizer); real counts from server usage.prompt_tokens".to_string();
+    if !setup.calibrate {
+        return (generator, approximate);
+    }
+    let indices: Vec<u64> = match s.load.requests {
+        Some(r) => {
+            let n = setup.shard.map_or(1, |(_, n)| n as u64);
+            let k = setup.shard.map_or(0, |(k, _)| k as u64);
+            (0..r + s.load.warmup).filter(|i| i % n == k).collect()
+        }
+        None => (0..64).collect(),
+    };
+    let result = match crate::client::tokenize::Tokenizer::new(target) {
+        Ok(tok) => crate::client::tokenize::calibrate(&tok, &generator, &indices).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok((deltas, median)) => {
+            let how = format!(
+                "calibrated with the server's /tokenize: {} prompts one by one{}",
+                deltas.len(),
+                if s.load.requests.is_none() {
+                    format!(", the rest with the median correction ({median:+} words)")
+                } else {
+                    String::new()
+                }
+            );
+            (generator.with_calibration(deltas, median), how)
+        }
+        Err(e) => {
+            eprintln!("warning: cannot calibrate prompt lengths with the server's tokenizer ({e}); they stay approximate");
+            (generator, approximate)
+        }
+    }
 }
 
 fn progress_bar(show: bool, total: Option<u64>) -> indicatif::ProgressBar {

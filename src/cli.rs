@@ -154,6 +154,10 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
+    /// Calibrate synthetic prompt lengths with the server's own tokenizer (POST /tokenize, as
+    /// vLLM and llama-server serve it) so each prompt has exactly its targeted token count.
+    #[arg(long)]
+    pub calibrate: bool,
     /// Send only shard I of N of the plan (requests with index ≡ I mod N, at their planned
     /// times; a closed loop's concurrency is split too). Merge the shards with `bench merge`.
     #[arg(long, value_name = "I/N")]

@@ -512,3 +512,48 @@ fn sweep_writes_the_curve_and_finds_a_max_rate() {
         "{text}"
     );
 }
+
+#[test]
+fn calibrated_prompts_have_exactly_their_target_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    for api in ["chat", "completions"] {
+        let p = dir.path().join(format!("{api}.toml"));
+        std::fs::write(
+            &p,
+            format!("name = \"cal\"\napi = \"{api}\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = {{ dist = \"uniform\", min = 20, max = 90 }}\noutput_tokens = 4\n[load]\nconcurrency = 2\nrequests = 16\n[server_metrics]\nenabled = false\n[sim]\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n"),
+        )
+        .unwrap();
+        let out = dir.path().join(api);
+        let o = bench()
+            .args([
+                "run",
+                p.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "-q",
+                "--calibrate",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert!(
+            run["prompt_lengths"]
+                .as_str()
+                .unwrap()
+                .starts_with("calibrated"),
+            "{}",
+            run["prompt_lengths"]
+        );
+        for r in run["requests"].as_array().unwrap() {
+            assert_eq!(r["prompt_tokens"], r["input_tokens_target"], "{api}: {r}");
+        }
+        assert_eq!(run["summary"]["tokens"]["prompt_length_error_pct"], 0.0);
+    }
+}

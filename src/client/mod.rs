@@ -8,6 +8,7 @@
 
 pub mod openai;
 pub mod sse;
+pub mod tokenize;
 
 use crate::error::BenchError;
 use crate::record::{Outcome, RequestRecord};
@@ -64,6 +65,10 @@ impl Target {
     pub fn url(&self, route: &str) -> Url {
         // The base always ends in '/', so join appends.
         self.base.join(route).unwrap_or_else(|_| self.base.clone())
+    }
+
+    pub(crate) fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
     }
 
     /// The endpoint as it may be written to results: no user, password, query or fragment.

@@ -53,7 +53,15 @@ pub fn render(run: &RunResult) -> String {
         tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
     );
     if let Some(e) = tk.prompt_length_error_pct {
-        let _ = writeln!(o, "  prompt lengths: the server counted {e:+.1} % tokens vs the synthetic target (approximate: words ≈ tokens, plus the chat template)");
+        let how = if run.prompt_lengths.starts_with("calibrated") {
+            "calibrated with the server's tokenizer"
+        } else {
+            "approximate: words ≈ tokens, plus the chat template; --calibrate makes them exact"
+        };
+        let _ = writeln!(
+            o,
+            "  prompt lengths: the server counted {e:+.1} % tokens vs the synthetic target ({how})"
+        );
     }
     if let Some(m) = &run.server_metrics {
         let engine = m.engine.as_deref().unwrap_or("?");

@@ -212,6 +212,7 @@ pub async fn serve(
         .route("/v1/models", get(models))
         .route("/health", get(|| async { "ok" }))
         .route("/metrics", get(metrics_text))
+        .route("/tokenize", post(tokenize_route))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
@@ -414,6 +415,38 @@ async fn metrics_text(State(s): State<Arc<AppState>>) -> Response {
         w.finish(),
     )
         .into_response()
+}
+
+/// `POST /tokenize`, in vLLM's shape (`prompt` or `messages` → `tokens`, `count`) and
+/// llama-server's (`content` → `tokens`), with the tokenizer the engine counts usage with.
+async fn tokenize_route(State(s): State<Arc<AppState>>, body: Bytes) -> Response {
+    let v: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("the body is not valid JSON: {e}"),
+            )
+        }
+    };
+    let tokens = if let Some(m) = v.get("messages") {
+        tokenize::chat(m)
+    } else if let Some(t) = v
+        .get("prompt")
+        .or_else(|| v.get("content"))
+        .and_then(Value::as_str)
+    {
+        Ok(tokenize::text(t))
+    } else {
+        Err("give `prompt`, `content` or `messages`".to_string())
+    };
+    match tokens {
+        Ok(t) => {
+            Json(json!({"tokens": t, "count": t.len(), "max_model_len": s.opts.max_model_len}))
+                .into_response()
+        }
+        Err(m) => error(StatusCode::BAD_REQUEST, &m),
+    }
 }
 
 async fn models(State(s): State<Arc<AppState>>) -> Json<Value> {

@@ -45,6 +45,11 @@ pub struct Generator {
     dataset: Option<Arc<Dataset>>,
     /// Shared prefixes, built once.
     prefixes: Arc<Vec<String>>,
+    /// Words added to (or removed from) request i's generated text so that the server's
+    /// tokenizer counts exactly the target ([`crate::client::tokenize`]); `default_delta`
+    /// for requests not calibrated one by one.
+    deltas: Arc<std::collections::HashMap<u64, i32>>,
+    default_delta: i32,
 }
 
 /// Stream ids at the top of the range are reserved for prefixes and schedules.
@@ -70,10 +75,50 @@ impl Generator {
             seed: s.seed,
             dataset: s.dataset.clone(),
             prefixes: Arc::new(prefixes),
+            deltas: Arc::default(),
+            default_delta: 0,
         }
     }
 
+    /// Applies per-request word corrections (and one for every other request).
+    pub fn with_calibration(
+        mut self,
+        deltas: std::collections::HashMap<u64, i32>,
+        default_delta: i32,
+    ) -> Generator {
+        self.deltas = Arc::new(deltas);
+        self.default_delta = default_delta;
+        self
+    }
+
+    /// Whether the workload's prompts are synthetic (so their length can be calibrated).
+    pub fn is_synthetic(&self) -> bool {
+        !matches!(self.workload, Workload::Dataset { .. })
+    }
+
+    fn adjusted(&self, index: u64, n: u32) -> u32 {
+        let d = self
+            .deltas
+            .get(&index)
+            .copied()
+            .unwrap_or(self.default_delta);
+        (n as i64 + d as i64).max(1) as u32
+    }
+
     pub fn spec(&self, index: u64) -> RequestSpec {
+        self.build(index, None)
+    }
+
+    /// Request `index` with `delta` words added to its generated text (calibration trials).
+    pub fn spec_with_delta(&self, index: u64, delta: i32) -> RequestSpec {
+        self.build(index, Some(delta))
+    }
+
+    fn build(&self, index: u64, delta: Option<i32>) -> RequestSpec {
+        let adjusted = |n: u32| match delta {
+            Some(d) => (n as i64 + d as i64).max(1) as u32,
+            None => self.adjusted(index, n),
+        };
         let mut rng = stream_rng(self.seed, index);
         let sample = |d: &LengthDist, rng: &mut ChaCha8Rng| d.sample(rng);
         let (prompt, target, max_tokens, class) = match &self.workload {
@@ -83,7 +128,7 @@ impl Generator {
             } => {
                 let n = sample(input_tokens, &mut rng);
                 let out = sample(output_tokens, &mut rng);
-                (words(&mut rng, n), Some(n), out, String::new())
+                (words(&mut rng, adjusted(n)), Some(n), out, String::new())
             }
             Workload::SharedPrefix {
                 prefixes,
@@ -94,7 +139,7 @@ impl Generator {
                 let g = rng.random_range(0..*prefixes) as usize;
                 let n = sample(suffix_tokens, &mut rng);
                 let out = sample(output_tokens, &mut rng);
-                let text = format!("{} {}", self.prefixes[g], words(&mut rng, n));
+                let text = format!("{} {}", self.prefixes[g], words(&mut rng, adjusted(n)));
                 (text, Some(prefix_tokens + n), out, format!("prefix-{g}"))
             }
             Workload::LongShortMix {
@@ -107,7 +152,12 @@ impl Generator {
                 let n = sample(&l.input_tokens, &mut rng);
                 let out = sample(&l.output_tokens, &mut rng);
                 let class = if is_long { "long" } else { "short" };
-                (words(&mut rng, n), Some(n), out, class.to_string())
+                (
+                    words(&mut rng, adjusted(n)),
+                    Some(n),
+                    out,
+                    class.to_string(),
+                )
             }
             Workload::Dataset {
                 order,
