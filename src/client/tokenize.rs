@@ -2,8 +2,9 @@
 //!
 //! `POST {origin}/tokenize` as vLLM serves it (`{"model", "prompt"}` or, for chat, `{"model",
 //! "messages", "add_generation_prompt": true}` so the chat template is counted the way usage
-//! counts it) and as llama-server serves it (`{"content"}`, tried when the first shape is
-//! refused; it has no chat template, so chat prompts stay approximate there). For each planned
+//! counts it), and as llama-server serves it when the first shape is refused or counts
+//! nothing: `{"content", "add_special": true}`, for chat after `POST /apply-template` has
+//! rendered the messages with the model's template. For each planned
 //! request the word count is corrected until the server counts exactly the targeted tokens
 //! (at most 6 trials; words are ≈ one token each, so it usually takes one or two). Requests
 //! beyond the first [`MAX_CALIBRATED`], and unbounded runs, use the median correction.
@@ -44,7 +45,17 @@ impl Tokenizer {
     }
 
     async fn post(&self, body: Value) -> Result<Option<u64>, String> {
-        let mut req = self.http.post(self.url.clone()).json(&body);
+        Ok(self.post_to(&self.url, body).await?.and_then(|v| {
+            v.get("count").and_then(Value::as_u64).or_else(|| {
+                v.get("tokens")
+                    .and_then(Value::as_array)
+                    .map(|a| a.len() as u64)
+            })
+        }))
+    }
+
+    async fn post_to(&self, url: &url::Url, body: Value) -> Result<Option<Value>, String> {
+        let mut req = self.http.post(url.clone()).json(&body);
         if let Some(k) = &self.key {
             req = req.bearer_auth(k);
         }
@@ -55,12 +66,7 @@ impl Tokenizer {
         if !r.status().is_success() {
             return Err(format!("HTTP {}", r.status()));
         }
-        let v: Value = r.json().await.map_err(|e| e.to_string())?;
-        Ok(v.get("count").and_then(Value::as_u64).or_else(|| {
-            v.get("tokens")
-                .and_then(Value::as_array)
-                .map(|a| a.len() as u64)
-        }))
+        r.json().await.map(Some).map_err(|e| e.to_string())
     }
 
     /// Tokens the server counts for this prompt, as `usage.prompt_tokens` would.

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The real-engine suite: bench against llama.cpp's llama-server (built and cached by
+# ci/engines/llama-server.sh). When the engine cannot be had here it says why and reports the
+# suite as skipped — never as passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BENCH=${BENCH:-target/release/bench}
+[ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
+if ! bin=$(bash ci/engines/llama-server.sh build); then
+  echo "engine suite: skipped (llama-server could not be built here; see the message above)"
+  exit 0
+fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+if ! pid=$(bash ci/engines/llama-server.sh start "$port"); then
+  echo "engine suite: skipped (llama-server did not start)"
+  exit 0
+fi
+trap 'bash ci/engines/llama-server.sh stop "$pid"' EXIT
+work=$(mktemp -d)
+passed=0; failed=0
+check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $1" >&2; fi; }
+json() { python3 -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
+
+for api in chat completions; do
+  sed "s/^api = \"chat\"/api = \"$api\"/" scenarios/llama-server.toml > "$work/$api.toml"
+  "$BENCH" run "$work/$api.toml" --endpoint "http://127.0.0.1:$port/v1" --out "$work/$api" --calibrate >"$work/$api.txt" 2>&1
+  rc=$?; cat "$work/$api.txt"
+  r="$work/$api/run.json"
+  check "$api: bench run exits 0" "[ $rc -eq 0 ]"
+  check "$api: every request ok" "[ \"\$(json $r \"d['summary']['counts']['ok']\")\" = 8 ]"
+  check "$api: TTFT measured (> 0 ms)" "python3 -c \"import json; d=json.load(open('$r')); assert min(q['ttft_us'] for q in d['requests'] if q['outcome']=='ok') > 0\""
+  check "$api: ignore_eos honoured (output = max_tokens, or counted)" "python3 -c \"import json; d=json.load(open('$r')); t=d['summary']['tokens']; assert t['output_len_mismatch'] == 0 or t['usage_missing'] > 0\""
+  check "$api: llama.cpp metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = llama.cpp ]"
+done
+echo "engine: $passed passed, $failed failed"
+[ $failed -eq 0 ]
