@@ -30,6 +30,7 @@ for api in chat completions; do
   check "$api: every request ok" "[ \"\$(json $r \"d['summary']['counts']['ok']\")\" = 8 ]"
   check "$api: TTFT measured (> 0 ms)" "python3 -c \"import json; d=json.load(open('$r')); assert min(q['ttft_us'] for q in d['requests'] if q['outcome']=='ok') > 0\""
   check "$api: ignore_eos honoured (output = max_tokens, or counted)" "python3 -c \"import json; d=json.load(open('$r')); t=d['summary']['tokens']; assert t['output_len_mismatch'] == 0 or t['usage_missing'] > 0\""
+  check "$api: calibrated prompts have exactly their target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith('calibrated'), d['prompt_lengths']; assert all(q['prompt_tokens'] == q['input_tokens_target'] for q in d['requests'] if q['outcome']=='ok')\""
   check "$api: llama.cpp metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = llama.cpp ]"
 done
 echo "engine: $passed passed, $failed failed"

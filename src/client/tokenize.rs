@@ -87,15 +87,34 @@ impl Tokenizer {
                 return Err("a messages prompt on the completions API".into())
             }
         };
-        if let Some(n) = self.post(first).await? {
+        if let Some(n) = self.post(first).await?.filter(|n| *n > 0) {
             return Ok(n);
         }
-        self.post(json!({"content": text})).await?.ok_or_else(|| {
-            format!(
-                "{} refused both the vLLM and the llama-server request shapes",
-                self.url
-            )
-        })
+        // llama-server: render the chat template first, then count with special tokens.
+        let content = match (self.api, prompt) {
+            (Api::Completions, _) => text,
+            (Api::Chat, p) => {
+                let messages = match p {
+                    Prompt::Text(t) => json!([{"role": "user", "content": t}]),
+                    Prompt::Messages(m) => m.clone(),
+                };
+                let mut at = self.url.clone();
+                at.set_path("/apply-template");
+                self.post_to(&at, json!({ "messages": messages }))
+                    .await?
+                    .and_then(|v| v.get("prompt").and_then(Value::as_str).map(str::to_string))
+                    .ok_or_else(|| format!("{at} did not render the chat template"))?
+            }
+        };
+        self.post(json!({"content": content, "add_special": true}))
+            .await?
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                format!(
+                    "{} refused both the vLLM and the llama-server request shapes",
+                    self.url
+                )
+            })
     }
 }
 
