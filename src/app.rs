@@ -144,6 +144,8 @@ pub struct RunSetup {
     pub shard: Option<(u32, u32)>,
     pub start_at: Option<chrono::DateTime<Utc>>,
     pub calibrate: bool,
+    /// `--param` fields merged into every request body.
+    pub params: serde_json::Map<String, serde_json::Value>,
     /// Whether `out` was given with --out (baseline and compare put their runs under it).
     pub out_given: bool,
     pub grace: Duration,
@@ -237,6 +239,19 @@ impl RunSetup {
             scenario.server_metrics.enabled = false;
         }
         let mut vars = parse_vars(&args.vars)?;
+        let mut params = serde_json::Map::new();
+        for (k, v) in pairs("--param", &args.params)? {
+            // JSON where it parses (false, 5, 0.9, "x"), else the text as a string.
+            let value = serde_json::from_str(&v).unwrap_or(serde_json::Value::String(v.clone()));
+            let key = format!("param.{k}");
+            if vars.get(&key).is_some_and(|u| *u != v) {
+                return Err(BenchError::usage(format!(
+                    "--var {key} contradicts --param {k}={v}"
+                )));
+            }
+            vars.insert(key, v);
+            params.insert(k, value);
+        }
         let cli_opts = pairs("--opt", &args.opts)?;
         if !(args.grace.is_finite() && args.grace >= 0.0) {
             return Err(BenchError::usage(
@@ -290,6 +305,7 @@ impl RunSetup {
             out_given: args.out.is_some(),
             shard: args.shard.as_deref().map(parse_shard).transpose()?,
             calibrate: args.calibrate,
+            params,
             start_at: args.start_at.as_deref().map(parse_start).transpose()?,
             grace: Duration::from_secs_f64(args.grace),
             quiet: args.quiet,
@@ -491,7 +507,9 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
     let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
     let public_endpoint = target.public_endpoint();
     let model = target.model.clone();
-    let sender = Arc::new(HttpSender::new(target, s.request.clone(), run_id.clone())?);
+    let mut request = s.request.clone();
+    request.extra.extend(setup.params.clone());
+    let sender = Arc::new(HttpSender::new(target, request, run_id.clone())?);
     let cfg = RunConfig {
         mode: s.load.mode.clone(),
         warmup: s.load.warmup,

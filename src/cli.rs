@@ -154,6 +154,11 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
+    /// A request-body field under test (repeatable): --param cache_prompt=false. Sent with every
+    /// request after the scenario's `[request.extra]`, recorded in `vars` as `param.KEY`, and
+    /// not part of the scenario hash — so switching it is a one-variable change.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
     /// Calibrate synthetic prompt lengths with the server's own tokenizer (POST /tokenize, as
     /// vLLM and llama-server serve it) so each prompt has exactly its targeted token count.
     #[arg(long)]

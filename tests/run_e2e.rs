@@ -338,3 +338,44 @@ fn connection_refused_is_counted_not_fatal() {
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["summary"]["counts"]["errors"]["connect"], 4);
 }
+
+#[test]
+fn params_reach_every_request_as_vars_without_changing_the_traffic_hash() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
+    let run = |extra: &[&str], out: &str| -> serde_json::Value {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        let o = bench().args(&args).output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        read_json(&out.join("run.json"))
+    };
+    let plain = run(&[], "a");
+    let with = run(
+        &["--param", "cache_prompt=false", "--param", "top_k=5"],
+        "b",
+    );
+    assert_eq!(
+        plain["scenario_hash"], with["scenario_hash"],
+        "a --param is a variable under test, not other traffic"
+    );
+    assert_eq!(with["vars"]["param.cache_prompt"], "false");
+    assert_eq!(with["vars"]["param.top_k"], "5");
+    let received = log.received.lock().unwrap();
+    let last = received.last().unwrap();
+    assert_eq!(last.body["cache_prompt"], false);
+    assert_eq!(last.body["top_k"], 5);
+}
