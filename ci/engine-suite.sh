@@ -33,5 +33,16 @@ for api in chat completions; do
   check "$api: calibrated prompts have exactly their target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith('calibrated'), d['prompt_lengths']; assert all(q['prompt_tokens'] == q['input_tokens_target'] for q in d['requests'] if q['outcome']=='ok')\""
   check "$api: llama.cpp metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = llama.cpp ]"
 done
+# A real one-variable change: llama-server's prompt cache, off in the baseline, on in the
+# candidate; the gate must call TTFT improved and TPOT unchanged.
+E="--endpoint http://127.0.0.1:$port/v1 --calibrate"
+"$BENCH" baseline scenarios/llama-prefix.toml $E --param cache_prompt=false --repeat 2 --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
+check "prompt cache: baseline recorded" "[ $? -eq 0 ]"
+"$BENCH" compare scenarios/llama-prefix.toml $E --param cache_prompt=true --baselines "$work/baselines" --out "$work/cand" --record "$work/record.csv" >"$work/cmp.txt" 2>&1
+rc=$?; cat "$work/cmp.txt"
+check "prompt cache: compare passes" "[ $rc -eq 0 ]"
+check "prompt cache: the change is named" "grep -q 'param.cache_prompt: false → true' '$work/cmp.txt'"
+check "prompt cache: TTFT improved" "grep -q '^  improved ttft.p50' '$work/cmp.txt'"
+check "prompt cache: TPOT unchanged" "grep -q '^  ok tpot.p50' '$work/cmp.txt'"
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -103,6 +103,10 @@ pub struct RequestRecord {
     pub sent_us: u64,
     /// When it ended, whatever the outcome.
     pub end_us: u64,
+    /// Sent a second time because the first try hit a keep-alive connection the server had
+    /// just closed (before reading the request).
+    #[serde(default)]
+    pub retried: bool,
     /// Waiting for a `max_concurrency` slot (0 without a cap).
     pub queue_us: u64,
     /// Lateness of the client itself: sent − intended − queue.

@@ -38,6 +38,7 @@ impl Sender for FakeServer {
                     intended_us: us(ctx.intended),
                     sent_us: us(sent),
                     end_us: us(end),
+                    retried: false,
                     queue_us: queue.as_micros() as u64,
                     send_lag_us: (sent
                         .saturating_duration_since(ctx.intended)

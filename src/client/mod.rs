@@ -260,8 +260,21 @@ impl HttpSender {
             req = req.bearer_auth(k);
         }
 
+        let mut retried = false;
         let (outcome, detail) = 'run: {
-            let resp = match step(&ctx.abort, first_deadline, req.send()).await {
+            // A pooled keep-alive connection the server has just closed (llama-server closes
+            // each connection after a few requests) fails before the request is read; that
+            // is the client's race, not the server's error, so it is retried once on a fresh
+            // connection and the record says so. The retry's time stays in the latency.
+            let retry = req.try_clone();
+            let mut first = step(&ctx.abort, first_deadline, req.send()).await;
+            if let (Step::Done(Err(e)), Some(again)) = (&first, retry) {
+                if stale_connection(e) {
+                    retried = true;
+                    first = step(&ctx.abort, first_deadline, again.send()).await;
+                }
+            }
+            let resp = match first {
                 Step::Aborted => break 'run (Outcome::Aborted, None),
                 Step::TimedOut => {
                     break 'run (
@@ -367,6 +380,7 @@ impl HttpSender {
             intended_us: us(ctx.intended.saturating_duration_since(ctx.run_start)),
             sent_us: us(sent.saturating_duration_since(ctx.run_start)),
             end_us: us(Instant::now().saturating_duration_since(ctx.run_start)),
+            retried,
             queue_us: us(queue),
             send_lag_us: us(lag),
             ttft_us,
@@ -386,6 +400,13 @@ impl HttpSender {
             itl_us: p.itl_us,
         }
     }
+}
+
+/// The error of a request sent on a pooled connection the server had already closed.
+fn stale_connection(e: &reqwest::Error) -> bool {
+    !e.is_connect()
+        && !e.is_timeout()
+        && error_chain(e).contains("connection closed before message completed")
 }
 
 /// An error with its causes, one line (reqwest's top-level message alone is vague).

@@ -34,6 +34,13 @@ pub fn render(run: &RunResult) -> String {
         ", {} aborted; {} warmup excluded",
         c.aborted, c.warmup
     );
+    if c.retried > 0 {
+        let _ = write!(
+            line,
+            "; {} retried after a closed keep-alive connection",
+            c.retried
+        );
+    }
     if c.not_sent > 0 {
         let _ = write!(line, "; {} planned but not sent", c.not_sent);
     }

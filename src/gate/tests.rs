@@ -26,6 +26,7 @@ pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) ->
                 intended_us: i * 1000,
                 sent_us: i * 1000,
                 end_us: i * 1000 + t,
+                retried: false,
                 queue_us: 0,
                 send_lag_us: 0,
                 ttft_us: Some(t),

@@ -74,6 +74,10 @@ pub struct Counts {
     pub aborted: u64,
     /// Planned requests never sent (stopped first, or the duration ran out).
     pub not_sent: u64,
+    /// Measured requests sent twice because a kept-alive connection had been closed by the
+    /// server before it read the first try.
+    #[serde(default)]
+    pub retried: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,6 +183,7 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
         not_sent: data.planned.map_or(data.not_sent, |p| {
             p.saturating_sub(data.records.len() as u64)
         }),
+        retried: measured.iter().filter(|r| r.retried).count() as u64,
     };
 
     let tokens = Tokens {

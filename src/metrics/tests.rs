@@ -14,6 +14,7 @@ pub(crate) fn record(index: u64, outcome: Outcome) -> RequestRecord {
         intended_us: index * 1000,
         sent_us: index * 1000 + 10,
         end_us: index * 1000 + 50_000,
+        retried: false,
         queue_us: 0,
         send_lag_us: 10,
         ttft_us: Some(20_000),
