@@ -18,8 +18,9 @@
 //! * llama.cpp — `tools/server/README.md` (`--metrics`): `llamacpp:requests_processing`,
 //!   `llamacpp:requests_deferred`, `llamacpp:kv_cache_usage_ratio` (absent in newer builds),
 //!   `llamacpp:prompt_tokens_total`, `llamacpp:tokens_predicted_total`,
-//!   `llamacpp:tokens_drafted_total`, `llamacpp:tokens_drafted_accepted_total`. No queue-time,
-//!   prefill-time, prefix-cache or preemption metrics.
+//!   `llamacpp:tokens_drafted_total`, `llamacpp:tokens_drafted_accepted_total`, and in recent
+//!   builds `llamacpp:prompt_tokens_cached_total` (prompt tokens served from the prompt cache).
+//!   No queue-time, prefill-time or preemption metrics.
 //!
 //! Each stable name lists the families that can carry it, first match wins.
 
