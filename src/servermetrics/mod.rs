@@ -141,7 +141,8 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
         delta(first, last, n.prefix_hits),
         delta(first, last, n.prefix_queries),
     ) {
-        (Some(h), Some(q)) if q > 0.0 => Some(h / q),
+        (Some(h), Some(q)) if n.queries_exclude_hits && q + h > 0.0 => Some(h / (q + h)),
+        (Some(h), Some(q)) if !n.queries_exclude_hits && q > 0.0 => Some(h / q),
         _ => mean(n.prefix_hit_rate_gauge),
     };
     m.spec_acceptance_rate = match (

@@ -46,6 +46,9 @@ pub struct Names {
     pub spec_accept_length_gauge: &'static [&'static str],
     pub prompt_tokens: &'static [&'static str],
     pub generation_tokens: &'static [&'static str],
+    /// llama.cpp counts cached prompt tokens apart from `prompt_tokens_total`, so the tokens
+    /// looked up are the two added.
+    pub queries_exclude_hits: bool,
 }
 
 pub const VLLM: Names = Names {
@@ -64,6 +67,7 @@ pub const VLLM: Names = Names {
     spec_accept_length_gauge: &[],
     prompt_tokens: &["vllm:prompt_tokens"],
     generation_tokens: &["vllm:generation_tokens"],
+    queries_exclude_hits: false,
 };
 
 pub const SGLANG: Names = Names {
@@ -82,6 +86,7 @@ pub const SGLANG: Names = Names {
     spec_accept_length_gauge: &["sglang:spec_accept_length"],
     prompt_tokens: &["sglang:prompt_tokens"],
     generation_tokens: &["sglang:generation_tokens"],
+    queries_exclude_hits: false,
 };
 
 pub const LLAMACPP: Names = Names {
@@ -89,8 +94,8 @@ pub const LLAMACPP: Names = Names {
     running: &["llamacpp:requests_processing"],
     waiting: &["llamacpp:requests_deferred"],
     kv_usage: &["llamacpp:kv_cache_usage_ratio"],
-    prefix_queries: &[],
-    prefix_hits: &[],
+    prefix_queries: &["llamacpp:prompt_tokens"],
+    prefix_hits: &["llamacpp:prompt_tokens_cached"],
     prefix_hit_rate_gauge: &[],
     preemptions: &[],
     queue_time: &[],
@@ -106,6 +111,7 @@ pub const LLAMACPP: Names = Names {
     spec_accept_length_gauge: &[],
     prompt_tokens: &["llamacpp:prompt_tokens"],
     generation_tokens: &["llamacpp:tokens_predicted"],
+    queries_exclude_hits: true,
 };
 
 /// The engine whose prefix the scrape's families carry.

@@ -57,7 +57,7 @@ fn sglang_uses_its_gauges() {
 }
 
 #[test]
-fn llamacpp_has_few_figures_and_says_none_for_the_rest() {
+fn llamacpp_counts_cached_prompt_tokens_apart() {
     let m = pair("llamacpp");
     assert_eq!(m.engine.as_deref(), Some("llama.cpp"));
     assert_eq!(
@@ -65,10 +65,9 @@ fn llamacpp_has_few_figures_and_says_none_for_the_rest() {
         (Some(8.0), Some(2.0), Some(0.55))
     );
     assert_eq!(m.generation_tokens, Some(1024.0));
-    assert_eq!(
-        (m.prefix_cache_hit_rate, m.queue_time_mean_s, m.preemptions),
-        (None, None, None)
-    );
+    // prompt_tokens_total excludes cached tokens: 15000 cached of 5000 + 15000 looked up.
+    assert!((m.prefix_cache_hit_rate.unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!((m.queue_time_mean_s, m.preemptions), (None, None));
 }
 
 #[test]
