@@ -33,6 +33,13 @@ for api in chat completions; do
   check "$api: calibrated prompts have exactly their target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith('calibrated'), d['prompt_lengths']; assert all(q['prompt_tokens'] == q['input_tokens_target'] for q in d['requests'] if q['outcome']=='ok')\""
   check "$api: llama.cpp metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = llama.cpp ]"
 done
+# A real A/A: a baseline with repetitions, then a compare with nothing changed, must pass.
+"$BENCH" baseline scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --repeat 3 --baselines "$work/aa-baselines" --out "$work/aa-base" >"$work/aa-base.txt" 2>&1
+check "A/A: baseline recorded" "[ $? -eq 0 ]"
+"$BENCH" compare scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --baselines "$work/aa-baselines" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
+rc=$?; cat "$work/aa.txt"
+check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
+
 # A real one-variable change: llama-server's prompt cache, off in the baseline, on in the
 # candidate; the gate must call TTFT improved and TPOT unchanged.
 E="--endpoint http://127.0.0.1:$port/v1 --calibrate"
