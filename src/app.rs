@@ -612,11 +612,9 @@ async fn prepare_prompts(setup: &RunSetup, target: &Target) -> (Generator, Strin
         return (generator, approximate);
     }
     let indices: Vec<u64> = match s.load.requests {
-        Some(r) => {
-            let n = setup.shard.map_or(1, |(_, n)| n as u64);
-            let k = setup.shard.map_or(0, |(k, _)| k as u64);
-            (0..r + s.load.warmup).filter(|i| i % n == k).collect()
-        }
+        Some(r) => (0..r + s.load.warmup)
+            .filter(|i| runner::in_shard(*i, setup.shard))
+            .collect(),
         None => (0..64).collect(),
     };
     let result = match crate::client::tokenize::Tokenizer::new(target) {

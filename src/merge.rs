@@ -98,13 +98,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         run_start: tokio::time::Instant::now(),
         wall: std::time::Duration::ZERO,
     };
-    let slo_json = first.scenario.get("slo").cloned().unwrap_or_default();
-    let f = |k: &str| slo_json.get(k).and_then(|v| v.as_f64());
-    let slo = Slo {
-        ttft_ms: f("ttft_ms"),
-        tpot_ms: f("tpot_ms"),
-        e2e_ms: f("e2e_ms"),
-    };
+    let slo = Slo::from_run_scenario(&first.scenario);
     let ignore_eos = first
         .scenario
         .get("request")

@@ -69,8 +69,13 @@ pub struct RunConfig {
 
 impl RunConfig {
     fn mine(&self, i: u64) -> bool {
-        self.shard.is_none_or(|(k, n)| i % n as u64 == k as u64)
+        in_shard(i, self.shard)
     }
+}
+
+/// Whether request `i` of the plan belongs to shard `(k, n)` (every request without one).
+pub fn in_shard(i: u64, shard: Option<(u32, u32)>) -> bool {
+    shard.is_none_or(|(k, n)| i % n as u64 == k as u64)
 }
 
 /// Everything a run produced, before any summary.

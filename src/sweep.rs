@@ -68,12 +68,7 @@ fn point(
     let s = &r.summary;
     let l = |m: &str| s.latency(m).cloned();
     let (t, p) = (l("ttft"), l("tpot"));
-    let slo = r.scenario.get("slo").cloned().unwrap_or_default();
-    let slo: crate::scenario::Slo = crate::scenario::Slo {
-        ttft_ms: slo.get("ttft_ms").and_then(|v| v.as_f64()),
-        tpot_ms: slo.get("tpot_ms").and_then(|v| v.as_f64()),
-        e2e_ms: slo.get("e2e_ms").and_then(|v| v.as_f64()),
-    };
+    let slo = crate::scenario::Slo::from_run_scenario(&r.scenario);
     let ok: Vec<_> = r
         .requests
         .iter()

@@ -205,6 +205,21 @@ pub struct Slo {
 }
 
 impl Slo {
+    /// The SLOs of a scenario as stored in a `run.json` (`scenario.slo`).
+    pub fn from_run_scenario(scenario: &serde_json::Value) -> Slo {
+        let f = |k: &str| {
+            scenario
+                .get("slo")
+                .and_then(|s| s.get(k))
+                .and_then(|v| v.as_f64())
+        };
+        Slo {
+            ttft_ms: f("ttft_ms"),
+            tpot_ms: f("tpot_ms"),
+            e2e_ms: f("e2e_ms"),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ttft_ms.is_none() && self.tpot_ms.is_none() && self.e2e_ms.is_none()
     }
