@@ -43,13 +43,14 @@ check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 # A real one-variable change: llama-server's prompt cache, off in the baseline, on in the
 # candidate; the gate must call TTFT improved and TPOT unchanged.
 E="--endpoint http://127.0.0.1:$port/v1 --calibrate"
-"$BENCH" baseline scenarios/llama-prefix.toml $E --param cache_prompt=false --repeat 2 --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
+"$BENCH" baseline scenarios/llama-prefix.toml $E --var cache_prompt=false --repeat 2 --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
 check "prompt cache: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare scenarios/llama-prefix.toml $E --param cache_prompt=true --baselines "$work/baselines" --out "$work/cand" --record "$work/record.csv" >"$work/cmp.txt" 2>&1
+"$BENCH" compare scenarios/llama-prefix.toml $E --var cache_prompt=true --baselines "$work/baselines" --out "$work/cand" --record "$work/record.csv" >"$work/cmp.txt" 2>&1
 rc=$?; cat "$work/cmp.txt"
 check "prompt cache: compare passes" "[ $rc -eq 0 ]"
-check "prompt cache: the change is named" "grep -q 'param.cache_prompt: false → true' '$work/cmp.txt'"
+check "prompt cache: the change is named" "grep -q 'cache_prompt: false → true' '$work/cmp.txt'"
 check "prompt cache: TTFT improved" "grep -q '^  improved ttft.p50' '$work/cmp.txt'"
 check "prompt cache: TPOT unchanged" "grep -q '^  ok tpot.p50' '$work/cmp.txt'"
+check "prompt cache: recorded as an improved TTFT row in the CSV" "python3 -c \"import csv; rows=[r for r in csv.DictReader(open('$work/record.csv')) if r['metric']=='ttft.p50']; assert rows and rows[0]['verdict']=='improved' and 'cache_prompt' in rows[0]['change'], rows\""
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -144,7 +144,8 @@ pub struct RunSetup {
     pub shard: Option<(u32, u32)>,
     pub start_at: Option<chrono::DateTime<Utc>>,
     pub calibrate: bool,
-    /// `--param` fields merged into every request body.
+    /// `--param` fields and the `--var`s named in `request.body_vars`, merged into every
+    /// request body after `[request.extra]`.
     pub params: serde_json::Map<String, serde_json::Value>,
     /// Whether `out` was given with --out (baseline and compare put their runs under it).
     pub out_given: bool,
@@ -188,6 +189,37 @@ fn parse_start(s: &str) -> Result<chrono::DateTime<Utc>, BenchError> {
                 "--start-at `{s}`: {e}; write RFC 3339 (2026-12-02T15:00:00Z) or Unix seconds"
             ))
         })
+}
+
+/// A flag's value as a request-body value: JSON where it parses (false, 5, 0.9, "x"), else
+/// the text as a string.
+fn body_value(v: &str) -> serde_json::Value {
+    serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()))
+}
+
+/// The scenario's `request.body_vars`: a `--var` with such a name is also sent in every
+/// request body; one not given is labelled with its `[request.extra]` default, when there is
+/// one, so a baseline without the flag still names the value it ran with.
+fn body_vars(
+    request: &crate::scenario::RequestParams,
+    vars: &mut BTreeMap<String, String>,
+    params: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    for k in &request.body_vars {
+        match (vars.get(k), request.extra.get(k)) {
+            (Some(v), _) => {
+                params.insert(k.clone(), body_value(v));
+            }
+            (None, Some(default)) => {
+                let text = match default {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                vars.insert(k.clone(), text);
+            }
+            (None, None) => {}
+        }
+    }
 }
 
 /// Parses `--var KEY=VALUE` flags.
@@ -242,7 +274,12 @@ impl RunSetup {
         let mut params = serde_json::Map::new();
         for (k, v) in pairs("--param", &args.params)? {
             // JSON where it parses (false, 5, 0.9, "x"), else the text as a string.
-            let value = serde_json::from_str(&v).unwrap_or(serde_json::Value::String(v.clone()));
+            if scenario.request.body_vars.contains(&k) {
+                return Err(BenchError::usage(format!(
+                    "--param {k}: the scenario declares {k} in request.body_vars; set it with --var {k}={v}"
+                )));
+            }
+            let value = body_value(&v);
             let key = format!("param.{k}");
             if vars.get(&key).is_some_and(|u| *u != v) {
                 return Err(BenchError::usage(format!(
@@ -252,6 +289,7 @@ impl RunSetup {
             vars.insert(key, v);
             params.insert(k, value);
         }
+        body_vars(&scenario.request, &mut vars, &mut params);
         let cli_opts = pairs("--opt", &args.opts)?;
         if !(args.grace.is_finite() && args.grace >= 0.0) {
             return Err(BenchError::usage(

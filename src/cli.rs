@@ -114,6 +114,7 @@ pub struct RunOpts {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// A configuration fact under test, recorded in run.json `vars` (repeatable): --var quant=int8.
+    /// A name the scenario lists in `request.body_vars` is also sent in every request body.
     #[arg(long = "var", value_name = "KEY=VALUE")]
     pub vars: Vec<String>,
     /// Open-loop arrival rate in requests/s. Overrides the scenario's `load.rate` (and replaces `load.concurrency`).
@@ -154,9 +155,10 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
-    /// A request-body field under test (repeatable): --param cache_prompt=false. Sent with every
+    /// An undeclared request-body field under test (repeatable): --param top_k=5. Sent with every
     /// request after the scenario's `[request.extra]`, recorded in `vars` as `param.KEY`, and
-    /// not part of the scenario hash — so switching it is a one-variable change.
+    /// not part of the scenario hash — so switching it is a one-variable change. (A field the
+    /// scenario declares in `request.body_vars` is set with --var instead.)
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
     /// Calibrate synthetic prompt lengths with the server's own tokenizer (POST /tokenize, as

@@ -379,3 +379,64 @@ fn params_reach_every_request_as_vars_without_changing_the_traffic_hash() {
     assert_eq!(last.body["cache_prompt"], false);
     assert_eq!(last.body["top_k"], 5);
 }
+
+#[test]
+fn declared_body_vars_are_sent_labelled_and_defaulted_from_extra() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(
+        dir.path(),
+        addr,
+        "body_vars = [\"cache_prompt\", \"top_k\"]\nextra = { cache_prompt = true }",
+        "concurrency = 1\nrequests = 2",
+    );
+    let run = |extra: &[&str], out: &str| -> (serde_json::Value, serde_json::Value) {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        let o = bench().args(&args).output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let body = log.received.lock().unwrap().last().unwrap().body.clone();
+        (read_json(&out.join("run.json")), body)
+    };
+    // No flag: the [request.extra] default is sent and named in vars.
+    let (plain, body) = run(&[], "a");
+    assert_eq!(plain["vars"]["cache_prompt"], "true");
+    assert_eq!(body["cache_prompt"], true);
+    assert!(body.get("top_k").is_none(), "an unset body var is not sent");
+    // --var overrides it, in the body and in vars; the traffic hash does not move.
+    let (with, body) = run(&["--var", "cache_prompt=false", "--var", "top_k=5"], "b");
+    assert_eq!(with["vars"]["cache_prompt"], "false");
+    assert_eq!(with["vars"]["top_k"], "5");
+    assert_eq!(body["cache_prompt"], false);
+    assert_eq!(body["top_k"], 5);
+    assert_eq!(plain["scenario_hash"], with["scenario_hash"]);
+    // An ordinary --var stays a label.
+    let (_, body) = run(&["--var", "engine=x"], "c");
+    assert!(body.get("engine").is_none());
+    // --param on a declared body var is refused with the flag to use instead.
+    let o = bench()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "-q",
+            "--param",
+            "cache_prompt=false",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--var cache_prompt=false"), "{err}");
+}

@@ -219,6 +219,7 @@ mod tests {
             timeout_s: 1.0,
             first_token_timeout_s: 1.0,
             extra: Map::new(),
+            body_vars: Vec::new(),
         };
         params.extra.insert("top_p".into(), json!(0.5));
         let b = request_body(Api::Chat, "m", &params, &spec);

@@ -113,6 +113,10 @@ pub struct RequestParams {
     pub first_token_timeout_s: f64,
     /// Merged into the request body last, so it may override anything.
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// `--var` names that are request-body fields: `--var cache_prompt=false` then sends
+    /// `"cache_prompt": false` as well as labelling the run (a default may sit in `extra`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub body_vars: Vec<String>,
 }
 
 /// Input/output lengths of one class of request.

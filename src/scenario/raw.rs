@@ -40,6 +40,7 @@ pub struct RawRequest {
     pub timeout_s: Option<Spanned<f64>>,
     pub first_token_timeout_s: Option<Spanned<f64>>,
     pub extra: Option<serde_json::Map<String, serde_json::Value>>,
+    pub body_vars: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -171,6 +171,21 @@ fn positive_secs(
     }
 }
 
+/// Request-body fields that define the traffic (what is asked, how much, streamed how); they
+/// cannot be `request.body_vars`, or a "one-variable change" could change the workload.
+const TRAFFIC_FIELDS: &[&str] = &[
+    "model",
+    "messages",
+    "prompt",
+    "stream",
+    "stream_options",
+    "max_tokens",
+    "max_completion_tokens",
+    "min_tokens",
+    "ignore_eos",
+    "n",
+];
+
 fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
     if let Some(m) = &r.max_tokens {
         if *m.get_ref() == 0 {
@@ -206,6 +221,30 @@ fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
             format!("is longer than request.timeout_s ({timeout_s} s)"),
         ));
     }
+    let body_vars = match r.body_vars {
+        None => Vec::new(),
+        Some(b) => {
+            let span = b.span();
+            let names = b.into_inner();
+            for (i, n) in names.iter().enumerate() {
+                let why = if n.trim().is_empty() || n.contains('=') {
+                    Some(format!("`{n}` is not a field name"))
+                } else if TRAFFIC_FIELDS.contains(&n.as_str()) {
+                    Some(format!(
+                        "`{n}` shapes the traffic itself and cannot be a var; change the scenario instead"
+                    ))
+                } else if names[..i].contains(n) {
+                    Some(format!("`{n}` is listed twice"))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(ctx.at(span, "request.body_vars", why));
+                }
+            }
+            names
+        }
+    };
     Ok(RequestParams {
         max_tokens: r.max_tokens.map(Spanned::into_inner),
         temperature: r.temperature.map(Spanned::into_inner),
@@ -213,6 +252,7 @@ fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
         timeout_s,
         first_token_timeout_s,
         extra: r.extra.unwrap_or_default(),
+        body_vars,
     })
 }
 
@@ -644,6 +684,27 @@ requests = 10
             "{e}"
         );
         assert!(e.contains("reqests"), "{e}");
+    }
+
+    #[test]
+    fn body_vars_must_be_plain_fields_outside_the_traffic() {
+        let with = |list: &str| {
+            GOOD.replace(
+                "[workload]",
+                &format!("[request]\nbody_vars = {list}\n\n[workload]"),
+            )
+        };
+        let ok = Scenario::parse(&with(r#"["cache_prompt"]"#), Path::new("x.toml")).unwrap();
+        assert_eq!(ok.request.body_vars, ["cache_prompt"]);
+        let e = err(&with(r#"["max_tokens"]"#));
+        assert!(
+            e.starts_with(
+                "x.toml:6:13: field `request.body_vars`: `max_tokens` shapes the traffic"
+            ),
+            "{e}"
+        );
+        assert!(err(&with(r#"["a", "a"]"#)).contains("listed twice"));
+        assert!(err(&with(r#"[""]"#)).contains("not a field name"));
     }
 
     #[test]
