@@ -130,6 +130,14 @@ pub struct RequestRecord {
     pub input_tokens_target: Option<u32>,
     /// Chunks that carried generated text.
     pub content_chunks: u32,
+    /// Data events before the first chunk with text — a role-only chat delta, an empty first
+    /// delta. TTFT is not taken on them; a tool that times the first chunk would report
+    /// `first_event_us` as its TTFT.
+    #[serde(default)]
+    pub preamble_chunks: u32,
+    /// Intended send → first data event of any kind (role-only included).
+    #[serde(default)]
+    pub first_event_us: Option<u64>,
     pub finish_reason: Option<String>,
     /// What went wrong, for errors (truncated; credentials redacted).
     pub error: Option<String>,

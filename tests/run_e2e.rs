@@ -111,6 +111,10 @@ fn run_counts_every_outcome_and_writes_three_files() {
             "ttft {ttft} µs is below the server's first-token delay"
         );
         assert!(r["e2e_us"].as_u64().unwrap() >= ttft);
+        // The role-only chunk is seen and counted, and TTFT is not taken on it.
+        assert_eq!(r["preamble_chunks"], 1, "{r}");
+        let first_event = r["first_event_us"].as_u64().unwrap();
+        assert!(first_event <= ttft, "{first_event} vs {ttft}");
     }
     let ttft = run["summary"]["latency"]
         .as_array()

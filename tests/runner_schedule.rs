@@ -53,6 +53,8 @@ impl Sender for FakeServer {
                     max_tokens: spec.max_tokens,
                     input_tokens_target: spec.input_tokens_target,
                     content_chunks: 1,
+                    preamble_chunks: 0,
+                    first_event_us: None,
                     finish_reason: None,
                     error: None,
                 },

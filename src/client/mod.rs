@@ -179,7 +179,12 @@ fn us(d: Duration) -> u64 {
 }
 
 /// Timing state of one stream while it is read.
+#[derive(Default)]
 struct Progress {
+    /// The first data event of any kind.
+    first_event: Option<Instant>,
+    /// Data events before the first one with text.
+    preamble: u32,
     first: Option<Instant>,
     last: Option<Instant>,
     itl_us: Vec<u64>,
@@ -211,6 +216,10 @@ impl Progress {
             if info.finish_reason.is_some() {
                 self.finish_reason = info.finish_reason;
             }
+            self.first_event.get_or_insert(at);
+            if info.text_bytes == 0 && self.first.is_none() {
+                self.preamble += 1;
+            }
             if info.text_bytes > 0 {
                 if let Some(last) = self.last {
                     self.itl_us.push(us(at - last));
@@ -239,15 +248,7 @@ impl HttpSender {
         let first_deadline = sent + Duration::from_secs_f64(self.params.first_token_timeout_s);
         let total_deadline = sent + Duration::from_secs_f64(self.params.timeout_s);
         let queue = ctx.queue;
-        let mut p = Progress {
-            first: None,
-            last: None,
-            itl_us: Vec::new(),
-            chunks: 0,
-            usage: None,
-            finish_reason: None,
-            done: false,
-        };
+        let mut p = Progress::default();
 
         let mut req = self
             .http
@@ -392,6 +393,8 @@ impl HttpSender {
             max_tokens: spec.max_tokens,
             input_tokens_target: spec.input_tokens_target,
             content_chunks: p.chunks,
+            preamble_chunks: p.preamble,
+            first_event_us: p.first_event.map(since),
             finish_reason: p.finish_reason,
             error: detail.map(|d| self.target.redact(d)),
         };

@@ -50,6 +50,8 @@ pub const REQUEST_COLUMNS: &[&str] = &[
     "output_tokens_source",
     "max_tokens",
     "content_chunks",
+    "preamble_chunks",
+    "first_event_ms",
     "finish_reason",
     "error",
 ];
@@ -85,6 +87,8 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
             .to_string(),
             r.max_tokens.to_string(),
             r.content_chunks.to_string(),
+            r.preamble_chunks.to_string(),
+            opt_ms(r.first_event_us),
             escape(r.finish_reason.as_deref().unwrap_or("")),
             escape(r.error.as_deref().unwrap_or("")),
         ])

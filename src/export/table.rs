@@ -45,6 +45,13 @@ pub fn render(run: &RunResult) -> String {
         let _ = write!(line, "; {} planned but not sent", c.not_sent);
     }
     let _ = writeln!(o, "{line}");
+    if let Some(f) = &c.textless_first_chunk {
+        let _ = writeln!(
+            o,
+            "  first chunk: {} of {} ok streams opened with a chunk carrying no text (e.g. a role-only delta); TTFT is timed at the first text chunk, p50 {:.1} ms later",
+            f.requests, c.ok, f.gap_p50_ms
+        );
+    }
     let mut tp = format!(
         "  throughput: {:.2} req/s, {:.1} output tok/s, {:.1} total tok/s over {:.2} s; peak concurrency {}",
         t.request_rps, t.output_tps, t.total_tps, t.window_s, t.peak_concurrency

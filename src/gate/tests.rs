@@ -38,6 +38,8 @@ pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) ->
                 max_tokens: 1,
                 input_tokens_target: None,
                 content_chunks: 1,
+                preamble_chunks: 0,
+                first_event_us: None,
                 finish_reason: None,
                 error: None,
             }

@@ -78,6 +78,19 @@ pub struct Counts {
     /// server before it read the first try.
     #[serde(default)]
     pub retried: u64,
+    /// Successful measured requests whose stream opened with data chunks carrying no text (a
+    /// role-only chat delta): TTFT is timed at the first chunk with text, not at these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub textless_first_chunk: Option<TextlessFirst>,
+}
+
+/// How many streams opened with a chunk carrying no text, and how much earlier it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextlessFirst {
+    pub requests: u64,
+    /// Median of (TTFT − time to that first chunk), ms: what timing the first chunk as TTFT
+    /// would have taken off.
+    pub gap_p50_ms: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,6 +140,22 @@ pub struct Summary {
 /// The histograms behind a summary, µs.
 pub struct Histograms {
     pub by_name: BTreeMap<String, Histogram<u64>>,
+}
+
+fn textless_first(ok: &[&RequestRecord]) -> Option<TextlessFirst> {
+    let mut gaps: Vec<f64> = ok
+        .iter()
+        .filter(|r| r.preamble_chunks > 0)
+        .filter_map(|r| Some(r.ttft_us?.saturating_sub(r.first_event_us?) as f64 / 1000.0))
+        .collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    gaps.sort_by(f64::total_cmp);
+    Some(TextlessFirst {
+        requests: gaps.len() as u64,
+        gap_p50_ms: crate::stats::quantile(&gaps, 0.5)?,
+    })
 }
 
 /// Builds the histograms and the summary of a run.
@@ -184,6 +213,7 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
             p.saturating_sub(data.records.len() as u64)
         }),
         retried: measured.iter().filter(|r| r.retried).count() as u64,
+        textless_first_chunk: textless_first(&ok),
     };
 
     let tokens = Tokens {

@@ -26,6 +26,8 @@ pub(crate) fn record(index: u64, outcome: Outcome) -> RequestRecord {
         max_tokens: 10,
         input_tokens_target: None,
         content_chunks: 10,
+        preamble_chunks: 0,
+        first_event_us: None,
         finish_reason: Some("length".into()),
         error: None,
     }
