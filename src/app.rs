@@ -144,6 +144,8 @@ pub struct RunSetup {
     pub shard: Option<(u32, u32)>,
     pub start_at: Option<chrono::DateTime<Utc>>,
     pub calibrate: bool,
+    /// `--tokenizer`: the file and what it holds, read before any work.
+    pub tokenizer: Option<(PathBuf, std::sync::Arc<tokenizers::Tokenizer>)>,
     /// `--param` fields and the `--var`s named in `request.body_vars`, merged into every
     /// request body after `[request.extra]`.
     pub params: serde_json::Map<String, serde_json::Value>,
@@ -342,7 +344,17 @@ impl RunSetup {
             out,
             out_given: args.out.is_some(),
             shard: args.shard.as_deref().map(parse_shard).transpose()?,
-            calibrate: args.calibrate,
+            calibrate: args.calibrate || args.tokenizer.is_some(),
+            tokenizer: match &args.tokenizer {
+                Some(f) => Some((
+                    f.clone(),
+                    std::sync::Arc::new(
+                        crate::client::local_tokenizer::LocalTokenizer::load(f)
+                            .map_err(BenchError::Usage)?,
+                    ),
+                )),
+                None => None,
+            },
             params,
             start_at: args.start_at.as_deref().map(parse_start).transpose()?,
             grace: Duration::from_secs_f64(args.grace),
@@ -655,14 +667,42 @@ async fn prepare_prompts(setup: &RunSetup, target: &Target) -> (Generator, Strin
             .collect(),
         None => (0..64).collect(),
     };
-    let result = match crate::client::tokenize::Tokenizer::new(target) {
-        Ok(tok) => crate::client::tokenize::calibrate(&tok, &generator, &indices).await,
-        Err(e) => Err(e),
+    use crate::client::local_tokenizer::LocalTokenizer;
+    use crate::client::tokenize::{calibrate, Counter, ServerTokenizer};
+    let (counter, source) = match &setup.tokenizer {
+        Some((file, tok)) => {
+            let mut extra = s.request.extra.clone();
+            extra.extend(setup.params.clone());
+            let counter = LocalTokenizer::new((**tok).clone(), target, &extra)
+                .await
+                .map(|l| {
+                    let source = format!(
+                        "the local tokenizer {} (+{} tokens the server adds, from one probe request)",
+                        file.display(),
+                        l.overhead
+                    );
+                    (Counter::Local(l), source)
+                });
+            match counter {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("warning: cannot calibrate prompt lengths with {} ({e}); they stay approximate", file.display());
+                    return (generator, approximate);
+                }
+            }
+        }
+        None => match ServerTokenizer::new(target) {
+            Ok(t) => (Counter::Server(t), "the server's /tokenize".to_string()),
+            Err(e) => {
+                eprintln!("warning: cannot calibrate prompt lengths with the server's tokenizer ({e}); they stay approximate");
+                return (generator, approximate);
+            }
+        },
     };
-    match result {
+    match calibrate(&counter, &generator, &indices).await {
         Ok((deltas, median)) => {
             let how = format!(
-                "calibrated with the server's /tokenize: {} prompts one by one{}",
+                "calibrated with {source}: {} prompts one by one{}",
                 deltas.len(),
                 if s.load.requests.is_none() {
                     format!(", the rest with the median correction ({median:+} words)")
@@ -673,7 +713,7 @@ async fn prepare_prompts(setup: &RunSetup, target: &Target) -> (Generator, Strin
             (generator.with_calibration(deltas, median), how)
         }
         Err(e) => {
-            eprintln!("warning: cannot calibrate prompt lengths with the server's tokenizer ({e}); they stay approximate");
+            eprintln!("warning: cannot calibrate prompt lengths with {source} ({e}); they stay approximate");
             (generator, approximate)
         }
     }

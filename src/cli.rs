@@ -165,6 +165,11 @@ pub struct RunOpts {
     /// vLLM and llama-server serve it) so each prompt has exactly its targeted token count.
     #[arg(long)]
     pub calibrate: bool,
+    /// Calibrate with this local Hugging Face tokenizer.json instead of the server's /tokenize
+    /// (implies --calibrate); one probe request measures what the server adds around a prompt
+    /// (chat template, BOS).
+    #[arg(long, value_name = "FILE")]
+    pub tokenizer: Option<PathBuf>,
     /// Send only shard I of N of the plan (requests with index ≡ I mod N, at their planned
     /// times; a closed loop's concurrency is split too). Merge the shards with `bench merge`.
     #[arg(long, value_name = "I/N")]

@@ -6,6 +6,7 @@
 //! interpreter then decide which reads carried generated text. The API key is held only here,
 //! sent as a bearer token, and redacted from any error text that echoes it.
 
+pub mod local_tokenizer;
 pub mod openai;
 pub mod sse;
 pub mod tokenize;
@@ -76,7 +77,7 @@ impl Target {
         public_url(&self.base)
     }
 
-    fn redact(&self, s: String) -> String {
+    pub(crate) fn redact(&self, s: String) -> String {
         match &self.api_key {
             Some(k) if !k.is_empty() => s.replace(k.as_str(), "<redacted>"),
             _ => s,

@@ -68,7 +68,7 @@ pub fn render(run: &RunResult) -> String {
     );
     if let Some(e) = tk.prompt_length_error_pct {
         let how = if run.prompt_lengths.starts_with("calibrated") {
-            "calibrated with the server's tokenizer"
+            "calibrated with a tokenizer"
         } else {
             "approximate: words ≈ tokens, plus the chat template; --calibrate makes them exact"
         };
