@@ -681,7 +681,7 @@ async fn prepare_prompts(setup: &RunSetup, target: &Target) -> (Generator, Strin
                         file.display(),
                         l.overhead
                     );
-                    (Counter::Local(l), source)
+                    (Counter::Local(Box::new(l)), source)
                 });
             match counter {
                 Ok(c) => c,

@@ -131,7 +131,7 @@ impl ServerTokenizer {
 /// What counts a prompt's tokens during calibration.
 pub enum Counter {
     Server(ServerTokenizer),
-    Local(LocalTokenizer),
+    Local(Box<LocalTokenizer>),
 }
 
 impl Counter {
