@@ -33,6 +33,27 @@ for api in chat completions; do
   check "$api: calibrated prompts have exactly their target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith('calibrated'), d['prompt_lengths']; assert all(q['prompt_tokens'] == q['input_tokens_target'] for q in d['requests'] if q['outcome']=='ok')\""
   check "$api: llama.cpp metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = llama.cpp ]"
 done
+
+# TTFT is not the first chunk: llama-server opens a chat stream with a role-only delta. Seen raw
+# here, it must show up in bench's records as a counted text-less chunk before the first token.
+first=$(curl -sN --max-time 60 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
+  -d '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":4,"stream":true}' | grep -m1 '^data: ')
+echo "llama-server's first chat chunk: $first"
+check "chat: the engine's first chunk carries no text (role-only)" "python3 -c \"import json,sys; d=json.loads(sys.argv[1][6:]); c=d['choices'][0]['delta']; assert 'role' in c and not (c.get('content') or c.get('reasoning_content')), c\" '$first'"
+check "chat: bench counted it in every stream and timed TTFT at the first text chunk" "python3 -c \"import json; d=json.load(open('$work/chat/run.json')); ok=[q for q in d['requests'] if q['outcome']=='ok']; assert all(q['preamble_chunks'] >= 1 and q['first_event_us'] <= q['ttft_us'] for q in ok); assert d['summary']['counts']['textless_first_chunk']['requests'] == len(ok)\""
+
+# Exact lengths from a local tokenizer.json: the model's own vocabulary and merges, converted
+# from the GGUF, plus the overhead the server adds (measured by bench with one probe request).
+if python3 ci/engines/gguf-tokenizer.py "$(bash ci/engines/llama-server.sh model)" "$work/tokenizer.json"; then
+  for api in chat completions; do
+    "$BENCH" run "$work/$api.toml" --endpoint "http://127.0.0.1:$port/v1" --out "$work/$api-tok" --tokenizer "$work/tokenizer.json" --requests 4 >"$work/$api-tok.txt" 2>&1
+    rc=$?; grep 'prompt lengths\|warning' "$work/$api-tok.txt"
+    check "$api: --tokenizer run exits 0" "[ $rc -eq 0 ]"
+    check "$api: --tokenizer gives every prompt exactly its target length" "python3 -c \"import json; d=json.load(open('$work/$api-tok/run.json')); assert d['prompt_lengths'].startswith('calibrated with the local tokenizer'), d['prompt_lengths']; l=[(q['prompt_tokens'], q['input_tokens_target']) for q in d['requests'] if q['outcome']=='ok']; assert l and all(a == b for a, b in l), l\""
+  done
+else
+  failed=$((failed + 1)); echo "FAILED: convert the GGUF vocabulary to tokenizer.json" >&2
+fi
 # A real A/A: a baseline with repetitions, then a compare with nothing changed, must pass.
 "$BENCH" baseline scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --repeat 3 --baselines "$work/aa-baselines" --out "$work/aa-base" >"$work/aa-base.txt" 2>&1
 check "A/A: baseline recorded" "[ $? -eq 0 ]"
