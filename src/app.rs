@@ -27,6 +27,12 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
             println!("{}: ok", scenario.display());
             println!("{}", describe(&s));
             println!("traffic hash {}", s.traffic_hash());
+            if !s.request.body_vars.is_empty() {
+                println!(
+                    "request-field vars (--var KEY=VALUE is also sent in every request body): {}",
+                    s.request.body_vars.join(", ")
+                );
+            }
             Ok(EXIT_OK)
         }
         Command::Selftest(args) => crate::selftest::run(args).await,
