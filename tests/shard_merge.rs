@@ -1,5 +1,6 @@
 //! Distributed load, locally: three `bench run --shard I/3` processes against one simulator,
-//! merged with `bench merge`, equal the unsharded run in requests and counts.
+//! merged with `bench merge`, equal the unsharded run in requests and counts, and pool the
+//! shards' latencies.
 
 use bench::sim::server::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
@@ -134,22 +135,31 @@ fn three_shards_merge_into_the_unsharded_run() {
             "request {i}: merged offset {a} µs vs unsharded {b} µs"
         );
     }
-    // Latencies agree within the noise of two real-time runs.
-    let p50 = |v: &serde_json::Value| {
+    // The merged latencies are the shards' pooled: counts add up, and a pooled median lies
+    // between the parts' medians (two real-time runs' latencies are not compared: on a
+    // loaded machine they differ by more than any honest tolerance).
+    let lat = |v: &serde_json::Value, field: &str| {
         v["summary"]["latency"]
             .as_array()
             .unwrap()
             .iter()
             .find(|l| l["name"] == "tpot")
-            .unwrap()["p50"]
+            .unwrap()[field]
             .as_f64()
             .unwrap()
     };
+    let parts: Vec<serde_json::Value> = outs.iter().map(|o| read(o)).collect();
+    let total: f64 = parts.iter().map(|p| lat(p, "count")).sum();
+    assert_eq!(lat(&m, "count"), total);
+    assert_eq!(lat(&m, "count"), lat(&w, "count"));
+    let (lo, hi) = parts
+        .iter()
+        .map(|p| lat(p, "p50"))
+        .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+    let p50 = lat(&m, "p50");
     assert!(
-        (p50(&m) / p50(&w) - 1.0).abs() < 0.3,
-        "tpot p50 {} vs {}",
-        p50(&m),
-        p50(&w)
+        lo <= p50 && p50 <= hi,
+        "merged tpot p50 {p50} outside the shards' [{lo}, {hi}]"
     );
     // A missing shard is refused.
     let o = bench()
