@@ -201,6 +201,18 @@ pub struct Row {
     pub n_candidate: usize,
     /// Descriptive only.
     pub mann_whitney_p: Option<f64>,
+    /// Degrees of freedom of the critical value: Student's t when the SE carries run-to-run
+    /// noise estimated from a few repetitions (Welch–Satterthwaite with the bootstrap part);
+    /// absent when the normal quantile applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
+}
+
+/// Welch–Satterthwaite degrees of freedom of `within + between`, where `within` (a variance)
+/// is known with no uncertainty worth counting and `between` is estimated with `between_df`.
+fn satterthwaite(within: f64, between: f64, between_df: usize) -> Option<f64> {
+    (between > 0.0 && between_df > 0)
+        .then(|| (within + between).powi(2) / (between * between / between_df as f64))
 }
 
 fn values(run: &RunResult, name: &str) -> Vec<f64> {
@@ -287,7 +299,9 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
                     }
                     None => 0.0,
                 };
-                let se = (se_boot * se_boot + drift2 * rr_scale * rr_scale).sqrt();
+                let between = drift2 * rr_scale * rr_scale;
+                let se = (se_boot * se_boot + between).sqrt();
+                let df = satterthwaite(se_boot * se_boot, between, per_rep.len().saturating_sub(1));
                 let mut row = base_row(
                     &label,
                     "ms",
@@ -301,6 +315,7 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
                     c.len(),
                 );
                 row.mann_whitney_p = mann_whitney_p(&pooled, &c);
+                row.df = df;
                 let mut gated = t.floor.is_some();
                 let min_n = min_n_for_quantile(p, cfg.alpha);
                 if gated && p >= 0.99 && pooled.len().min(c.len()) < P99_MIN_N {
@@ -341,16 +356,18 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
                 // One figure per run, so its noise is the run-to-run spread of the repetitions.
                 // With a single baseline run (--against) fall back to counting noise: a rate
                 // from n completions carries about 1/√n relative noise.
-                let se = match sd(&logs) {
-                    Some(s) => s * rr_scale,
+                // A new run against k earlier ones: (x − x̄) / (s·√(1 + 1/k)) is Student's t
+                // with k − 1 degrees of freedom, not normal — with 3 repetitions that matters.
+                let (se, df) = match sd(&logs) {
+                    Some(s) => (s * rr_scale, Some((logs.len() - 1) as f64)),
                     None => {
                         let n_b =
                             base.iter().map(|r| r.summary.counts.ok).sum::<u64>().max(1) as f64;
                         let n_c = cand.summary.counts.ok.max(1) as f64;
-                        (1.0 / n_b + 1.0 / n_c).sqrt()
+                        ((1.0 / n_b + 1.0 / n_c).sqrt(), None)
                     }
                 };
-                let row = base_row(
+                let mut row = base_row(
                     &t.key,
                     unit,
                     false,
@@ -362,6 +379,7 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
                     bv.len(),
                     1,
                 );
+                row.df = df;
                 (row, t.floor.is_some())
             }
             Metric::ErrorRate => {
@@ -387,7 +405,8 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
                     .filter(|(_, n)| *n > 0.0)
                     .map(|(x, n)| x / n)
                     .collect();
-                let se = se_bin.max(sd(&per_rep).unwrap_or(0.0) * rr_scale);
+                let se_rep = sd(&per_rep).unwrap_or(0.0) * rr_scale;
+                let se = se_bin.max(se_rep);
                 let mut row = base_row(
                     "error_rate",
                     "%",
@@ -401,6 +420,9 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
                     nc as usize,
                 );
                 row.delta_pct = (pc - pb) * 100.0;
+                if se_rep > se_bin {
+                    row.df = Some(per_rep.len().saturating_sub(1) as f64);
+                }
                 (row, t.floor.is_some())
             }
         };
@@ -412,10 +434,15 @@ pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<R
         rows.push((row, gated));
     }
     let m = rows.iter().filter(|(_, g)| *g).count().max(1);
-    let z_crit = z(1.0 - cfg.alpha / (2.0 * m as f64));
+    let level = 1.0 - cfg.alpha / (2.0 * m as f64);
+    let z_crit = z(level);
     rows.into_iter()
         .map(|(mut r, gated)| {
-            let d = decide(r.effect, r.se, r.floor, z_crit);
+            let q = match r.df {
+                Some(df) => crate::stats::t_quantile(level, df),
+                None => z_crit,
+            };
+            let d = decide(r.effect, r.se, r.floor, q);
             r.critical = d.critical;
             let (lo, hi) = (r.effect - d.critical, r.effect + d.critical);
             // Back on the delta's own scale; for higher-is-better metrics "worse" is a drop.
@@ -484,6 +511,7 @@ fn base_row(
         n_baseline: nb,
         n_candidate: nc,
         mann_whitney_p: None,
+        df: None,
     }
 }
 
@@ -507,7 +535,10 @@ fn empty_row(metric: &str, unit: &str, lower: bool, nb: usize, nc: usize, thresh
 fn reason(r: &Row, v: Verdict) -> String {
     let scale = if r.metric == "error_rate" { "pp" } else { "%" };
     let delta = format!("{:+.1}{scale}", r.delta_pct);
-    let n = format!("n={}/{}", r.n_baseline, r.n_candidate);
+    let n = match r.df {
+        Some(df) => format!("n={}/{}, t df {df:.1}", r.n_baseline, r.n_candidate),
+        None => format!("n={}/{}", r.n_baseline, r.n_candidate),
+    };
     match v {
         Verdict::Regressed => format!(
             "FAIL {} {delta} (effect {:.3} > max(critical {:.3}, floor {:.3}); {n})",

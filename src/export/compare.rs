@@ -94,7 +94,7 @@ pub fn table(c: &Comparison) -> String {
 
 fn method(c: &Comparison) -> String {
     format!(
-        "effect = ln(candidate/baseline) quantile (type 7), positive = worse (error rate: difference in pp); critical = z(1 − α/2m)·SE, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor). Interval = effect ± critical.",
+        "effect = ln(candidate/baseline) quantile (type 7), positive = worse (error rate: difference in pp); critical = q(1 − α/2m)·SE (q normal, or Student's t where run-to-run noise from the repetitions is in the SE), α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor). Interval = effect ± critical.",
         c.alpha,
         gated(c)
     )

@@ -167,6 +167,16 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
     Some((2.0 * (1.0 - norm.cdf(z))).min(1.0))
 }
 
+/// Student's t quantile with `df` degrees of freedom (the normal one for very large df).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if !(df.is_finite()) || df > 1e6 {
+        return z(p);
+    }
+    statrs::distribution::StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(p))
+        .unwrap_or(f64::NAN)
+}
+
 /// The standard normal quantile.
 pub fn z(p: f64) -> f64 {
     Normal::new(0.0, 1.0)
