@@ -532,7 +532,8 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
                 ))
             })?,
     };
-    let (generator, prompt_lengths) = prepare_prompts(setup, &target).await;
+    let (generator, prompt_salt) = salt_prompts(setup);
+    let (generator, prompt_lengths) = prepare_prompts(setup, generator, &target).await;
     // Server metrics are scraped alongside the run, on their own task; the "before" scrape
     // is taken now, ahead of the schedule's start.
     let scraping = CancellationToken::new();
@@ -636,6 +637,7 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
         model,
         api: s.api,
         prompt_lengths,
+        prompt_salt,
         started_at,
         ended_at,
         complete: data.complete(),
@@ -651,9 +653,31 @@ pub async fn execute(setup: &RunSetup, stop: CancellationToken) -> Result<RunRes
 
 /// The request generator, calibrated with the server's tokenizer when `--calibrate` asks
 /// for it, and how the run's prompt lengths were made.
-async fn prepare_prompts(setup: &RunSetup, target: &Target) -> (Generator, String) {
+/// The run's generator, with its salt words when the scenario salts prompts per run. Shards of
+/// one run (`--start-at`) derive the salt from the shared start and seed, so they share it.
+fn salt_prompts(setup: &RunSetup) -> (Generator, Option<String>) {
     let s = &setup.scenario;
     let generator = Generator::new(s);
+    if s.salt != crate::scenario::Salt::PerRun || !generator.is_synthetic() {
+        return (generator, None);
+    }
+    let nonce = match setup.start_at {
+        Some(t) => {
+            let micros = t.timestamp_micros() as u64;
+            micros ^ s.seed.rotate_left(32) ^ 0x5a17_5a17_5a17_5a17
+        }
+        None => rand::random(),
+    };
+    let (g, salt) = generator.with_salt(nonce);
+    (g, Some(salt))
+}
+
+async fn prepare_prompts(
+    setup: &RunSetup,
+    generator: Generator,
+    target: &Target,
+) -> (Generator, String) {
+    let s = &setup.scenario;
     if !generator.is_synthetic() {
         if setup.calibrate {
             eprintln!("note: --calibrate applies to synthetic prompts; dataset prompts are sent as written");

@@ -52,6 +52,10 @@ pub struct RunResult {
     /// How prompt lengths were produced: synthetic prompts are approximate (words ≈ tokens);
     /// `summary.tokens.prompt_tokens` holds the server's real counts.
     pub prompt_lengths: String,
+    /// The words leading every synthetic prompt of this run (`[workload] salt = "per_run"`),
+    /// so that no run is served from an earlier run's prompt cache; absent when unsalted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_salt: Option<String>,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
     /// False when the run was interrupted (Ctrl-C) before its plan was through.

@@ -444,3 +444,61 @@ fn declared_body_vars_are_sent_labelled_and_defaulted_from_extra() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--var cache_prompt=false"), "{err}");
 }
+
+#[test]
+fn every_run_salts_its_prompts_so_no_run_is_served_from_anothers_cache() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = |scenario: &std::path::Path, out: &str| -> (Vec<String>, serde_json::Value) {
+        let before = log.received.lock().unwrap().len();
+        let out = dir.path().join(out);
+        let o = bench()
+            .args(["run", scenario.to_str().unwrap(), "-q", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got = log.received.lock().unwrap()[before..]
+            .iter()
+            .map(|r| {
+                r.body["messages"][0]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        (got, read_json(&out.join("run.json")))
+    };
+    let salted = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 3");
+    let (a, run_a) = prompts(&salted, "a");
+    let (b, run_b) = prompts(&salted, "b");
+    let (sa, sb) = (
+        run_a["prompt_salt"].as_str().unwrap(),
+        run_b["prompt_salt"].as_str().unwrap(),
+    );
+    assert_ne!(sa, sb, "each run draws its own salt");
+    assert!(a.iter().all(|p| p.starts_with(&format!("{sa} "))));
+    assert!(b.iter().all(|p| p.starts_with(&format!("{sb} "))));
+    // Past the salt the traffic is the seeded one, word for word, and the hash is the same.
+    let rest = |v: &[String], s: &str| -> Vec<String> {
+        v.iter().map(|p| p[s.len() + 1..].to_string()).collect()
+    };
+    assert_eq!(rest(&a, sa), rest(&b, sb));
+    assert_eq!(run_a["scenario_hash"], run_b["scenario_hash"]);
+    // salt = "none": byte-identical prompts, nothing recorded.
+    let text = std::fs::read_to_string(&salted).unwrap().replace(
+        "type = \"synthetic\"",
+        "type = \"synthetic\"\nsalt = \"none\"",
+    );
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(&plain, text).unwrap();
+    let (c, run_c) = prompts(&plain, "c");
+    let (d, _) = prompts(&plain, "d");
+    assert_eq!(c, d);
+    assert!(run_c.get("prompt_salt").is_none());
+}

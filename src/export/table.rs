@@ -227,6 +227,7 @@ mod tests {
             model: "m".into(),
             api: Api::Chat,
             prompt_lengths: "approximate".into(),
+            prompt_salt: None,
             started_at: chrono::DateTime::UNIX_EPOCH,
             ended_at: chrono::DateTime::UNIX_EPOCH,
             complete: true,

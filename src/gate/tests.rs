@@ -69,6 +69,7 @@ pub(crate) fn run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) ->
         model: String::new(),
         api: Api::Chat,
         prompt_lengths: String::new(),
+        prompt_salt: None,
         started_at: chrono::DateTime::UNIX_EPOCH,
         ended_at: chrono::DateTime::UNIX_EPOCH,
         complete: true,

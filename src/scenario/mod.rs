@@ -62,6 +62,18 @@ pub enum Arrival {
     Gamma,
 }
 
+/// Whether synthetic prompts start with words unique to the run (`[workload] salt`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Salt {
+    /// A few words drawn per run lead every prompt: shared prefixes stay shared within the
+    /// run, but no run (repetition, candidate) is served from an earlier run's prompt cache.
+    #[default]
+    PerRun,
+    /// Byte-identical prompts in every run with the same seed.
+    None,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DatasetOrder {
@@ -84,6 +96,8 @@ pub struct Scenario {
     pub seed: u64,
     pub request: RequestParams,
     pub workload: Workload,
+    /// `[workload] salt`; in the hash only when not the default (older hashes stay valid).
+    pub salt: Salt,
     pub load: LoadSpec,
     pub slo: Slo,
     /// `[sim]` settings (`profile` first), used when no endpoint is given; not part of the
@@ -254,6 +268,7 @@ impl Scenario {
             "seed": self.seed,
             "request": self.request,
             "workload": self.workload,
+            "salt": (self.salt != Salt::PerRun).then_some(self.salt),
             "load": self.load,
             "slo": self.slo,
         });

@@ -58,6 +58,7 @@ pub struct RawWorkload {
     pub long: Option<Spanned<RawLengths>>,
     pub path: Option<Spanned<String>>,
     pub order: Option<Spanned<DatasetOrder>>,
+    pub salt: Option<Spanned<super::Salt>>,
 }
 
 #[derive(Debug, Deserialize)]

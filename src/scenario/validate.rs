@@ -65,6 +65,17 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     }
     let base_dir = ctx.path.parent().unwrap_or(Path::new("."));
     let request = request(ctx, raw.request)?;
+    let salt = match &raw.workload.get_ref().salt {
+        Some(s) if raw.workload.get_ref().kind == WorkloadKind::Dataset => {
+            return Err(ctx.at(
+                s.span(),
+                "workload.salt",
+                "is not used by type = \"dataset\" (dataset prompts are sent as written)",
+            ))
+        }
+        Some(s) => *s.get_ref(),
+        None => Salt::PerRun,
+    };
     let (workload, dataset) = workload(ctx, raw.workload, &request, base_dir)?;
     let load = load(ctx, raw.load)?;
     let slo = slo(ctx, raw.slo)?;
@@ -114,6 +125,7 @@ fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         seed: raw.seed.unwrap_or(42),
         request,
         workload,
+        salt,
         load,
         slo,
         source: ctx.path.to_path_buf(),

@@ -50,7 +50,13 @@ pub struct Generator {
     /// for requests not calibrated one by one.
     deltas: Arc<std::collections::HashMap<u64, i32>>,
     default_delta: i32,
+    /// The run's salt words, leading every synthetic prompt (they count toward its length).
+    salt: Option<Arc<String>>,
 }
+
+/// Words in a run's salt: with the vocabulary's size, two runs share one with odds below
+/// one in a billion.
+pub const SALT_WORDS: u32 = 4;
 
 /// Stream ids at the top of the range are reserved for prefixes and schedules.
 const PREFIX_STREAM_BASE: u64 = u64::MAX - (1 << 32);
@@ -77,6 +83,31 @@ impl Generator {
             prefixes: Arc::new(prefixes),
             deltas: Arc::default(),
             default_delta: 0,
+            salt: None,
+        }
+    }
+
+    /// Leads every synthetic prompt with [`SALT_WORDS`] words drawn from `nonce` (no effect
+    /// on datasets). The words are returned for the run's record.
+    pub fn with_salt(mut self, nonce: u64) -> (Generator, String) {
+        let salt = words(&mut ChaCha8Rng::seed_from_u64(nonce), SALT_WORDS);
+        self.salt = Some(Arc::new(salt.clone()));
+        (self, salt)
+    }
+
+    /// Salt words to leave out of a prompt's own word count, so the target still holds.
+    fn salt_words(&self) -> u32 {
+        if self.salt.is_some() {
+            SALT_WORDS
+        } else {
+            0
+        }
+    }
+
+    fn salted(&self, text: String) -> String {
+        match &self.salt {
+            Some(s) => format!("{s} {text}"),
+            None => text,
         }
     }
 
@@ -128,7 +159,13 @@ impl Generator {
             } => {
                 let n = sample(input_tokens, &mut rng);
                 let out = sample(output_tokens, &mut rng);
-                (words(&mut rng, adjusted(n)), Some(n), out, String::new())
+                let own = adjusted(n.saturating_sub(self.salt_words()));
+                (
+                    self.salted(words(&mut rng, own)),
+                    Some(n),
+                    out,
+                    String::new(),
+                )
             }
             Workload::SharedPrefix {
                 prefixes,
@@ -139,7 +176,8 @@ impl Generator {
                 let g = rng.random_range(0..*prefixes) as usize;
                 let n = sample(suffix_tokens, &mut rng);
                 let out = sample(output_tokens, &mut rng);
-                let text = format!("{} {}", self.prefixes[g], words(&mut rng, adjusted(n)));
+                let own = adjusted(n.saturating_sub(self.salt_words()));
+                let text = self.salted(format!("{} {}", self.prefixes[g], words(&mut rng, own)));
                 (text, Some(prefix_tokens + n), out, format!("prefix-{g}"))
             }
             Workload::LongShortMix {
@@ -152,8 +190,9 @@ impl Generator {
                 let n = sample(&l.input_tokens, &mut rng);
                 let out = sample(&l.output_tokens, &mut rng);
                 let class = if is_long { "long" } else { "short" };
+                let own = adjusted(n.saturating_sub(self.salt_words()));
                 (
-                    words(&mut rng, adjusted(n)),
+                    self.salted(words(&mut rng, own)),
                     Some(n),
                     out,
                     class.to_string(),
