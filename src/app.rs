@@ -24,11 +24,11 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Run(args) => run_command(*args).await,
         Command::Validate { scenario } => {
             let s = Scenario::load(&scenario)?;
-            println!("{}: ok", scenario.display());
-            println!("{}", describe(&s));
-            println!("traffic hash {}", s.traffic_hash());
+            crate::out!("{}: ok", scenario.display());
+            crate::out!("{}", describe(&s));
+            crate::out!("traffic hash {}", s.traffic_hash());
             if !s.request.body_vars.is_empty() {
-                println!(
+                crate::out!(
                     "request-field vars (--var KEY=VALUE is also sent in every request body): {}",
                     s.request.body_vars.join(", ")
                 );
@@ -43,7 +43,7 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
             let (html, default) = crate::report::from_path(&path)?;
             let out = out.unwrap_or(default);
             export::write_atomic(&out, html.as_bytes())?;
-            println!("wrote {}", out.display());
+            crate::out!("wrote {}", out.display());
             Ok(EXIT_OK)
         }
         Command::Merge { dirs, out } => {
@@ -53,8 +53,8 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
                 .collect::<Result<_, _>>()?;
             let merged = crate::merge::merge(runs)?;
             let files = export::write_run_dir(&out, &merged)?;
-            print!("{}", export::table::render(&merged));
-            println!(
+            crate::out_text!("{}", export::table::render(&merged));
+            crate::out!(
                 "\nwrote {}",
                 files
                     .iter()
@@ -66,7 +66,7 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         }
         Command::Diagnose { run } => {
             let r = RunResult::load(&run)?;
-            print!(
+            crate::out_text!(
                 "{}",
                 crate::diagnose::render(&r, &crate::diagnose::diagnose(&r))
             );
@@ -434,7 +434,7 @@ async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
     let run = run_and_write(&setup, &setup.out, !setup.quiet && !args.json).await?;
     if args.json {
         let summary = serde_json::json!({"run_id": run.run_id, "complete": run.complete, "out": setup.out, "summary": run.summary, "server_metrics": run.server_metrics});
-        println!(
+        crate::out!(
             "{}",
             serde_json::to_string_pretty(&summary)
                 .map_err(|e| BenchError::Runtime(e.to_string()))?
@@ -448,7 +448,7 @@ async fn run_command(args: RunArgs) -> Result<u8, BenchError> {
         )?;
     }
     if args.diagnose {
-        print!(
+        crate::out_text!(
             "\n{}",
             crate::diagnose::render(&run, &crate::diagnose::diagnose(&run))
         );
@@ -485,9 +485,9 @@ pub async fn run_and_write(
     let run = execute(setup, ctrl_c_token(setup.grace)).await?;
     let files = export::write_run_dir(out, &run)?;
     if show {
-        print!("{}", export::table::render(&run));
+        crate::out_text!("{}", export::table::render(&run));
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-        println!("\nwrote {}", names.join(", "));
+        crate::out!("\nwrote {}", names.join(", "));
     }
     if !run.complete {
         eprintln!(

@@ -172,18 +172,18 @@ pub async fn baseline_command(args: BaselineArgs) -> Result<u8, BenchError> {
     if args.list {
         let all = baseline::list(&args.baselines);
         if all.is_empty() {
-            println!("no baselines under {}", args.baselines.display());
+            crate::out!("no baselines under {}", args.baselines.display());
         }
         for (scenario, name, path) in all {
             match Baseline::load(&path) {
-                Ok(b) => println!(
+                Ok(b) => crate::out!(
                     "{scenario}/{name}: {} repetitions, created {} on {}, {} vars",
                     b.repetitions.len(),
                     b.environment.created_at.format("%Y-%m-%d %H:%M UTC"),
                     b.environment.host,
                     b.vars.len()
                 ),
-                Err(e) => println!("{scenario}/{name}: unreadable — {e}"),
+                Err(e) => crate::out!("{scenario}/{name}: unreadable — {e}"),
             }
         }
         return Ok(EXIT_OK);
@@ -200,7 +200,7 @@ pub async fn baseline_command(args: BaselineArgs) -> Result<u8, BenchError> {
     );
     if args.show.is_some() {
         let b = Baseline::load(&path)?;
-        print!("{}", render::baseline_summary(&b));
+        crate::out_text!("{}", render::baseline_summary(&b));
         return Ok(EXIT_OK);
     }
     if args.repeat == 0 {
@@ -226,8 +226,8 @@ pub async fn baseline_command(args: BaselineArgs) -> Result<u8, BenchError> {
     }
     let b = Baseline::new(&args.name, reps)?;
     b.save(&path, args.force)?;
-    print!("{}", render::baseline_summary(&b));
-    println!(
+    crate::out_text!("{}", render::baseline_summary(&b));
+    crate::out!(
         "wrote {} (run directories under {})",
         path.display(),
         stem.display()
@@ -312,7 +312,7 @@ pub async fn compare_command(args: CompareArgs) -> Result<u8, BenchError> {
         }
     };
     let c = compare(&base, &cand, args.allow_multi, &cfg)?;
-    print!("{}", render::table(&c));
+    crate::out_text!("{}", render::table(&c));
     let md = render::markdown(&c);
     if let Some(p) = &args.markdown {
         crate::export::write_atomic(p, md.as_bytes())?;
@@ -344,7 +344,7 @@ pub async fn compare_command(args: CompareArgs) -> Result<u8, BenchError> {
     if let Some(p) = &args.record {
         let owner = args.owner.clone().unwrap_or_else(default_owner);
         render::append_record(p, &c, &owner, args.note.as_deref().unwrap_or(""))?;
-        println!("record rows appended to {}", p.display());
+        crate::out!("record rows appended to {}", p.display());
     }
     Ok(if c.regressed {
         EXIT_REGRESSION

@@ -32,6 +32,25 @@ pub mod workload;
 use std::process::ExitCode;
 
 /// Exit codes, as documented in the README.
+/// `println!` that ignores a closed stdout (`bench validate x | head`): a reader that went
+/// away must not panic the process, nor stop a run before its files are written.
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout, as [`out!`] does.
+#[macro_export]
+macro_rules! out_text {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_REGRESSION: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;

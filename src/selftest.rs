@@ -164,7 +164,7 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
         return Err(BenchError::usage("--pace-ms: must be > 0"));
     }
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("bench selftest: server and client in one process on {cpus} CPU(s)");
+    crate::out!("bench selftest: server and client in one process on {cpus} CPU(s)");
     let paced = Duration::from_secs_f64(args.pace_ms / 1000.0);
     let tables = [
         (Duration::ZERO, args.tokens, "flat out: the server sends every chunk at once; closed loop, concurrency = streams".to_string()),
@@ -172,8 +172,8 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
     ];
     for (pace, tokens, title) in tables {
         let server = FastServer::start(tokens, pace)?;
-        println!("\n{title}; {tokens} content chunks per response");
-        println!(
+        crate::out!("\n{title}; {tokens} content chunks per response");
+        crate::out!(
             "{:>8} {:>9} {:>6} {:>6} {:>12} {:>18} {:>18} {:>18}",
             "streams",
             "requests",
@@ -186,7 +186,7 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
         );
         for &streams in &args.streams {
             let l = level(&server, streams, tokens, args.rounds, pace).await?;
-            println!(
+            crate::out!(
                 "{:>8} {:>9} {:>6} {:>6} {:>12.0} {:>18} {:>18} {:>18}",
                 l.streams,
                 l.requests,
@@ -199,8 +199,10 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
             );
         }
     }
-    println!("\nchunks/s: content chunks handled per second of the measured window. added TTFT: the client's");
-    println!("first-content timestamp − the server's, per request. peak: most requests in flight.");
+    crate::out!("\nchunks/s: content chunks handled per second of the measured window. added TTFT: the client's");
+    crate::out!(
+        "first-content timestamp − the server's, per request. peak: most requests in flight."
+    );
     Ok(EXIT_OK)
 }
 

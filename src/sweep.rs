@@ -257,7 +257,7 @@ pub async fn sweep_command(args: SweepArgs) -> Result<u8, BenchError> {
         }
     }
     let text = render(&sweep, args.attainment);
-    print!("{text}");
+    crate::out_text!("{text}");
     let json = serde_json::to_vec_pretty(&sweep).map_err(|e| BenchError::Runtime(e.to_string()))?;
     crate::export::write_atomic(&out.join("sweep.json"), &json)?;
     crate::export::write_atomic(&out.join("sweep.csv"), &csv(&sweep)?)?;
@@ -269,7 +269,7 @@ pub async fn sweep_command(args: SweepArgs) -> Result<u8, BenchError> {
         &out.join("report.html"),
         crate::report::sweep_report(&sweep, slo).as_bytes(),
     )?;
-    println!(
+    crate::out!(
         "wrote {0}/sweep.csv, sweep.json and report.html",
         out.display()
     );

@@ -158,7 +158,7 @@ pub async fn stack_command(args: StackArgs) -> Result<u8, BenchError> {
     }
     let rows = factorial(&arms, &names);
     let text = render_factorial(&rows);
-    print!("{text}");
+    crate::out_text!("{text}");
     write_outputs(&args, &rows, &text)?;
     Ok(EXIT_OK)
 }
@@ -343,7 +343,7 @@ async fn ladder(
             }
         }
     }
-    print!("{o}");
+    crate::out_text!("{o}");
     if let Some(p) = &args.markdown {
         crate::export::write_atomic(p, format!("```\n{o}```\n").as_bytes())?;
     }
