@@ -3,6 +3,8 @@
 //! counts the words, the probe request measures the template, and together they must give
 //! every prompt exactly its targeted length — which the uncalibrated run does not.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -33,22 +35,7 @@ requests = 6
 }
 
 fn run(scenario: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ];
-    args.extend_from_slice(extra);
-    let o = bench().args(&args).output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    common::run_ok(scenario, out, extra)
 }
 
 fn lengths(run: &serde_json::Value) -> Vec<(u64, u64)> {

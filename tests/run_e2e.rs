@@ -348,25 +348,7 @@ fn params_reach_every_request_as_vars_without_changing_the_traffic_hash() {
     let (addr, log) = common::spawn_background(Config::default());
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
-    let run = |extra: &[&str], out: &str| -> serde_json::Value {
-        let out = dir.path().join(out);
-        let mut args = vec![
-            "run",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ];
-        args.extend_from_slice(extra);
-        let o = bench().args(&args).output().unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        read_json(&out.join("run.json"))
-    };
+    let run = |extra: &[&str], out: &str| common::run_ok(&scenario, &dir.path().join(out), extra);
     let plain = run(&[], "a");
     let with = run(
         &["--param", "cache_prompt=false", "--param", "top_k=5"],
@@ -395,24 +377,9 @@ fn declared_body_vars_are_sent_labelled_and_defaulted_from_extra() {
         "concurrency = 1\nrequests = 2",
     );
     let run = |extra: &[&str], out: &str| -> (serde_json::Value, serde_json::Value) {
-        let out = dir.path().join(out);
-        let mut args = vec![
-            "run",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ];
-        args.extend_from_slice(extra);
-        let o = bench().args(&args).output().unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let run = common::run_ok(&scenario, &dir.path().join(out), extra);
         let body = log.received.lock().unwrap().last().unwrap().body.clone();
-        (read_json(&out.join("run.json")), body)
+        (run, body)
     };
     // No flag: the [request.extra] default is sent and named in vars.
     let (plain, body) = run(&[], "a");

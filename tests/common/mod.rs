@@ -304,3 +304,28 @@ output_tokens = 8
     std::fs::write(&p, text).unwrap();
     p
 }
+
+/// `bench run SCENARIO --out OUT -q EXTRA…`: asserts exit 0 (showing stderr otherwise) and
+/// returns the run.json it wrote.
+pub fn run_ok(
+    scenario: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(out)
+        .arg("-q")
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
