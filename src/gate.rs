@@ -556,7 +556,12 @@ fn reason(r: &Row, v: Verdict) -> String {
             r.floor
         ),
         Verdict::Inconclusive => {
-            let more = if r.metric.contains(".p") {
+            // Few degrees of freedom: the repetitions' spread, not the request count, is
+            // what is too large, and more requests per run would not fix it.
+            let more = if r.df.is_some_and(|d| d < 10.0) {
+                "run-to-run noise dominates: record the baseline with more repetitions (--repeat 5)"
+                    .to_string()
+            } else if r.metric.contains(".p") {
                 match needed_n(r.n_baseline.min(r.n_candidate), r.critical, r.floor) {
                     Some(k) => format!("needs ≈ {k} requests per arm, or more baseline repetitions if run-to-run noise dominates"),
                     None => "needs more requests".into(),
