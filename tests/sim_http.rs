@@ -496,8 +496,8 @@ fn sweep_writes_the_curve_and_finds_a_max_rate() {
         serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
     let points = sweep["points"].as_array().unwrap();
     assert!(
-        points.len() >= 3,
-        "sync, max-throughput, and at least one bisection probe"
+        points.len() >= 2,
+        "the synchronous and the max-throughput runs"
     );
     assert_eq!(points[0]["load"], "concurrency=1");
     let (lo, hi) = (
@@ -505,6 +505,14 @@ fn sweep_writes_the_curve_and_finds_a_max_rate() {
         sweep["max_rate_bracket"][1].as_f64().unwrap(),
     );
     assert!(lo <= hi);
+    // The bisection stops when the bracket is within the tolerance or after 8 probes. How
+    // many probes that takes depends on real-time rates on a shared machine, so the test
+    // checks the stopping rule, not a count.
+    let probes = points.len() - 2;
+    assert!(
+        hi - lo <= 0.25 * hi + 1e-9 || probes == 8,
+        "bracket {lo}–{hi} after {probes} probes"
+    );
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), points.len() + 1);
     assert!(
