@@ -92,13 +92,11 @@ async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Resul
         b.insert("max_tokens".into(), json!(1));
         b.insert("stream".into(), json!(false));
     }
-    let http = reqwest::Client::builder()
-        .no_proxy()
+    let http = super::http_client().map_err(|e| e.to_string())?;
+    let mut req = http
+        .post(target.url(route))
         .timeout(Duration::from_secs(120))
-        .build()
-        .map_err(|e| e.to_string())?;
-    let url = target.url(route);
-    let mut req = http.post(url).json(&body);
+        .json(&body);
     if let Some(k) = target.api_key() {
         req = req.bearer_auth(k);
     }

@@ -40,11 +40,7 @@ impl ServerTokenizer {
     pub fn new(target: &Target) -> Result<ServerTokenizer, String> {
         let mut url = target.base.clone();
         url.set_path("/tokenize");
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| e.to_string())?;
+        let http = super::http_client().map_err(|e| e.to_string())?;
         Ok(ServerTokenizer {
             http,
             url,
@@ -65,7 +61,11 @@ impl ServerTokenizer {
     }
 
     async fn post_to(&self, url: &url::Url, body: Value) -> Result<Option<Value>, String> {
-        let mut req = self.http.post(url.clone()).json(&body);
+        let mut req = self
+            .http
+            .post(url.clone())
+            .timeout(Duration::from_secs(10))
+            .json(&body);
         if let Some(k) = &self.key {
             req = req.bearer_auth(k);
         }
