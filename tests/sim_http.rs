@@ -1,6 +1,8 @@
 //! The simulator over a real socket: wire format, usage, metrics, faults, and `bench run`
 //! with no endpoint.
 
+mod common;
+
 use bench::sim::server::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
 use std::process::Command;
@@ -225,26 +227,7 @@ fn run_without_endpoint_uses_the_simulator_and_records_its_options() {
         "fault_500 = 0.1\nfault_disconnect = 0.1\nfault_malformed = 0.1",
     );
     let out = dir.path().join("o");
-    let o = bench()
-        .args([
-            "run",
-            s.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-            "--opt",
-            "quant=int4",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let run = common::run_ok(&s, &out, &["--opt", "quant=int4"]);
     assert_eq!(run["vars"]["target"], "bench-sim");
     assert_eq!(run["vars"]["quant"], "int4");
     assert_eq!(run["vars"]["prefix_cache"], "off");
@@ -531,26 +514,7 @@ fn calibrated_prompts_have_exactly_their_target_lengths() {
             format!("name = \"cal\"\napi = \"{api}\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = {{ dist = \"uniform\", min = 20, max = 90 }}\noutput_tokens = 4\n[load]\nconcurrency = 2\nrequests = 16\n[server_metrics]\nenabled = false\n[sim]\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n"),
         )
         .unwrap();
-        let out = dir.path().join(api);
-        let o = bench()
-            .args([
-                "run",
-                p.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "-q",
-                "--calibrate",
-            ])
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let run: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        let run = common::run_ok(&p, &dir.path().join(api), &["--calibrate"]);
         assert!(
             run["prompt_lengths"]
                 .as_str()
