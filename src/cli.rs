@@ -1,5 +1,5 @@
-//! Command-line interface (clap derive only). Converted to typed configuration in `lib.rs`
-//! before any work starts.
+//! Command-line interface (clap derive only). The commands (`commands/`) turn these into
+//! typed configuration (`config/`) before any work starts.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -22,10 +22,13 @@ pub enum Command {
     Baseline(Box<BaselineArgs>),
     /// Compare a candidate run against a baseline, one variable at a time; exit 1 on a regression.
     Compare(Box<CompareArgs>),
-    /// Check a scenario file and print the plan it describes, without sending anything.
+    /// Check a scenario file and print the plan it makes, without sending anything.
     Validate {
         /// Scenario file (TOML).
         scenario: PathBuf,
+        /// Show the plan of shard I of N (`bench run --shard I/N`).
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
     },
     /// Benchmark the harness itself: chunks/s it handles and the TTFT it adds, at 1, 64, 1024 streams.
     Selftest(SelftestArgs),

@@ -1,9 +1,10 @@
 //! The runner's timing rules, in virtual time (tokio's paused clock) with a fake server.
 
-use bench::record::{Outcome, RequestRecord};
-use bench::runner::{run, RunConfig, SendCtx, Sender, Sent};
-use bench::scenario::{Arrival, LoadMode, Scenario};
-use bench::workload::{schedule, Generator, RequestSpec};
+use bench::engine::runner::{run, SendCtx, Sender, Sent};
+use bench::model::record::{Outcome, RequestRecord};
+use bench::model::scenario::{Arrival, LoadMode, Scenario};
+use bench::plan::prompts::RequestSpec;
+use bench::plan::{schedule, Plan};
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
@@ -64,13 +65,12 @@ impl Sender for FakeServer {
     }
 }
 
-fn generator() -> Generator {
-    let s = Scenario::parse(
+fn scenario() -> Scenario {
+    bench::config::scenario::parse(
         "name = \"t\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 4\noutput_tokens = 1\n[load]\nconcurrency = 1\nrequests = 1\n",
         Path::new("t.toml"),
     )
-    .unwrap();
-    Generator::new(&s)
+    .unwrap()
 }
 
 fn open(rate: f64, max_concurrency: Option<u32>) -> LoadMode {
@@ -82,30 +82,40 @@ fn open(rate: f64, max_concurrency: Option<u32>) -> LoadMode {
     }
 }
 
-fn cfg(mode: LoadMode, requests: u64, warmup: u64) -> RunConfig {
-    RunConfig {
-        mode,
-        warmup,
-        requests: Some(requests),
-        duration: None,
-        seed: 11,
-        grace: Duration::from_secs(2),
-        shard: None,
-    }
+/// The plan of `requests` (+ `warmup`) under `mode`, seed 11.
+fn plan(mode: LoadMode, requests: u64, warmup: u64) -> Plan {
+    plan_with(mode, Some(requests), None, warmup)
 }
+
+fn plan_with(
+    mode: LoadMode,
+    requests: Option<u64>,
+    duration: Option<Duration>,
+    warmup: u64,
+) -> Plan {
+    let mut s = scenario();
+    s.seed = 11;
+    s.load.mode = mode;
+    s.load.requests = requests;
+    s.load.duration_s = duration.map(|d| d.as_secs_f64());
+    s.load.warmup = warmup;
+    Plan::new(&s, None).unwrap()
+}
+
+const GRACE: Duration = Duration::from_secs(2);
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_server_does_not_slow_the_schedule() {
     // 10 req/s against a server that takes 30 s per request: every request still leaves on time.
-    let c = cfg(open(10.0, None), 50, 0);
+    let p = plan(open(10.0, None), 50, 0);
     let planned =
         schedule::arrival_offsets(10.0, Arrival::Poisson, 1.0, Some(50), None, 11).unwrap();
     let data = run(
         Arc::new(FakeServer {
             latency: Duration::from_secs(30),
         }),
-        generator(),
-        &c,
+        &p,
+        GRACE,
         CancellationToken::new(),
         |_| {},
     )
@@ -142,8 +152,8 @@ async fn max_concurrency_queues_and_latency_counts_from_intended_time() {
         Arc::new(FakeServer {
             latency: Duration::from_secs(1),
         }),
-        generator(),
-        &cfg(mode, 6, 0),
+        &plan(mode, 6, 0),
+        GRACE,
         CancellationToken::new(),
         |_| {},
     )
@@ -167,8 +177,8 @@ async fn closed_loop_sends_exactly_the_plan_with_warmup_first() {
         Arc::new(FakeServer {
             latency: Duration::from_millis(100),
         }),
-        generator(),
-        &cfg(LoadMode::Closed { concurrency: 3 }, 10, 2),
+        &plan(LoadMode::Closed { concurrency: 3 }, 10, 2),
+        GRACE,
         CancellationToken::new(),
         |_| {},
     )
@@ -188,15 +198,18 @@ async fn closed_loop_sends_exactly_the_plan_with_warmup_first() {
 
 #[tokio::test(start_paused = true)]
 async fn closed_loop_duration_bound() {
-    let mut c = cfg(LoadMode::Closed { concurrency: 2 }, 1, 0);
-    c.requests = None;
-    c.duration = Some(Duration::from_millis(1050));
+    let p = plan_with(
+        LoadMode::Closed { concurrency: 2 },
+        None,
+        Some(Duration::from_millis(1050)),
+        0,
+    );
     let data = run(
         Arc::new(FakeServer {
             latency: Duration::from_millis(100),
         }),
-        generator(),
-        &c,
+        &p,
+        GRACE,
         CancellationToken::new(),
         |_| {},
     )
@@ -226,8 +239,8 @@ async fn stop_keeps_the_partial_run_and_aborts_after_grace() {
         Arc::new(FakeServer {
             latency: Duration::from_secs(10),
         }),
-        generator(),
-        &cfg(mode, 20, 0),
+        &plan(mode, 20, 0),
+        GRACE,
         stop,
         |_| {},
     )
@@ -239,7 +252,7 @@ async fn stop_keeps_the_partial_run_and_aborts_after_grace() {
     // Aborted at stop + grace = 4.5 s.
     assert!(data.records.iter().all(|r| r.end_us == 4_500_000));
     assert_eq!(data.planned, Some(20));
-    let (summary, _) = bench::metrics::summarize(&data, &Default::default(), true);
+    let (summary, _) = bench::metrics::summary::summarize(&data, &Default::default(), true);
     assert_eq!(summary.counts.not_sent, 17);
     assert_eq!(summary.counts.aborted, 3);
 }
@@ -256,8 +269,8 @@ async fn stop_within_grace_lets_requests_finish() {
         Arc::new(FakeServer {
             latency: Duration::from_secs(1),
         }),
-        generator(),
-        &cfg(LoadMode::Closed { concurrency: 2 }, 10, 0),
+        &plan(LoadMode::Closed { concurrency: 2 }, 10, 0),
+        GRACE,
         stop,
         |_| {},
     )

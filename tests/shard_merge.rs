@@ -2,7 +2,7 @@
 //! merged with `bench merge`, equal the unsharded run in requests and counts, and pool the
 //! shards' latencies.
 
-use bench::sim::server::{ServeConfig, SimServer};
+use bench::sim::http::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! Every scenario in `scenarios/` loads, and the schema doc mentions every top-level section.
 
-use bench::scenario::Scenario;
+use bench::config::scenario::load;
 
 #[test]
 fn every_shipped_scenario_validates() {
@@ -9,7 +9,7 @@ fn every_shipped_scenario_validates() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            load(&p).unwrap_or_else(|e| panic!("{e}"));
             n += 1;
         }
     }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use bench::sim::server::{ServeConfig, SimServer};
+use bench::sim::http::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
 use std::process::Command;
 
@@ -140,7 +140,7 @@ fn metrics_parse_as_prometheus_text_with_vllm_names() {
         assert_eq!(s, 200);
     }
     let text = get(sim.addr, "/metrics");
-    let scrape = bench::promtext::parse(&text).unwrap();
+    let scrape = bench::metrics::server::promtext::parse(&text).unwrap();
     let value = |name: &str| {
         scrape
             .value(name)

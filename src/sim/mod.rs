@@ -24,10 +24,10 @@
 //! without a clock for tests.
 
 pub mod engine;
+pub mod http;
 pub mod kv;
 pub mod profile;
 pub mod prom;
-pub mod server;
 pub mod tokenize;
 pub mod virtual_time;
 

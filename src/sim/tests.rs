@@ -4,8 +4,9 @@
 use super::profile::{Quant, SimOptions};
 use super::tokenize;
 use super::virtual_time::{simulate, Trace, VRequest, VirtualLoad, VirtualRun};
-use crate::scenario::Arrival;
-use crate::workload::{schedule, stream_rng, words};
+use crate::model::scenario::Arrival;
+use crate::model::text::{stream_rng, words};
+use crate::plan::schedule;
 use rand::Rng;
 
 fn opts(profile: &str, kv: &[(&str, &str)]) -> SimOptions {

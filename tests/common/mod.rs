@@ -3,6 +3,8 @@
 //! The index comes from the `X-Request-Id: {run_id}-{index}` header that `bench` sends. Normal
 //! requests stream like vLLM's chat endpoint: a role-only first chunk at once, then the first
 //! token after `first_token_delay`, then one token every `token_gap`, a usage chunk and `[DONE]`.
+//! Bodies are written with `bench`'s own wire types (`bench::model::wire`), the ones the
+//! simulator writes and the client reads; only the deliberately broken events are hand-made.
 #![allow(dead_code)]
 
 use axum::body::{Body, Bytes};
@@ -11,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use bench::model::wire::{self, ErrorBody, ModelCard, ModelList, StreamHeader, Usage};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -83,7 +86,17 @@ pub async fn spawn(cfg: Config) -> (SocketAddr, Arc<Log>) {
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
-        .route("/v1/models", get(|| async { Json(serde_json::json!({"object":"list","data":[{"id":"test-model","object":"model"}]})) }))
+        .route(
+            "/v1/models",
+            get(|| async {
+                Json(ModelList::one(ModelCard {
+                    id: "test-model".into(),
+                    object: "model".into(),
+                    owned_by: None,
+                    max_model_len: None,
+                }))
+            }),
+        )
         .with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -133,20 +146,8 @@ async fn completions(
     respond(s, headers, body, false, "/v1/completions")
 }
 
-fn sse(v: serde_json::Value) -> Bytes {
-    Bytes::from(format!("data: {v}\n\n"))
-}
-
-fn token_chunk(chat: bool, text: &str) -> Bytes {
-    if chat {
-        sse(
-            serde_json::json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":text},"finish_reason":null}]}),
-        )
-    } else {
-        sse(
-            serde_json::json!({"object":"text_completion","choices":[{"index":0,"text":text,"finish_reason":null}]}),
-        )
-    }
+fn sse(c: &impl serde::Serialize) -> Bytes {
+    Bytes::from(wire::sse(c))
 }
 
 fn respond(
@@ -175,15 +176,12 @@ fn respond(
     match fault {
         Some(Fault::Status(code)) => {
             let code = StatusCode::from_u16(code).unwrap();
-            return (code, Json(serde_json::json!({"error":{"message":format!("injected {code}"),"code":code.as_u16()}}))).into_response();
+            let body = ErrorBody::new(format!("injected {code}"), code.as_u16());
+            return (code, Json(body)).into_response();
         }
         Some(Fault::EchoAuth) => {
             let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());
-            return (
-                StatusCode::UNAUTHORIZED,
-                Json(serde_json::json!({"error":{"message":msg}})),
-            )
-                .into_response();
+            return (StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response();
         }
         _ => {}
     }
@@ -193,9 +191,10 @@ fn respond(
         .unwrap_or(16) as u32;
     let prompt_tokens = 7u64;
     let cfg = s.cfg.clone();
+    let h = StreamHeader::bare(chat);
     let stream = async_stream(move |tx| async move {
         if chat {
-            tx.send(sse(serde_json::json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}))).await?;
+            tx.send(sse(&h.role())).await?;
         }
         if fault == Some(Fault::Stall) {
             tokio::time::sleep(Duration::from_secs(30)).await;
@@ -216,25 +215,18 @@ fn respond(
                     tx.send(Bytes::from_static(b"data: {not json\n\n")).await?;
                 }
                 Some(Fault::ErrorEvent) if i == 1 => {
-                    tx.send(sse(
-                        serde_json::json!({"error":{"message":"engine died","code":500}}),
-                    ))
-                    .await?;
+                    tx.send(sse(&ErrorBody::new("engine died", 500))).await?;
                 }
                 _ => {}
             }
-            tx.send(token_chunk(chat, " tok")).await?;
+            tx.send(sse(&h.text(" tok"))).await?;
         }
-        let finish = if chat {
-            sse(serde_json::json!({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}))
-        } else {
-            sse(serde_json::json!({"choices":[{"index":0,"text":"","finish_reason":"length"}]}))
-        };
-        tx.send(finish).await?;
+        tx.send(sse(&h.finish("length"))).await?;
         if fault != Some(Fault::NoUsage) {
-            tx.send(sse(serde_json::json!({"choices":[],"usage":{"prompt_tokens":prompt_tokens,"completion_tokens":n,"total_tokens":prompt_tokens + n as u64}}))).await?;
+            tx.send(sse(&h.usage(Usage::new(prompt_tokens, n as u64))))
+                .await?;
         }
-        tx.send(Bytes::from_static(b"data: [DONE]\n\n")).await?;
+        tx.send(Bytes::from_static(wire::DONE.as_bytes())).await?;
         Ok(())
     });
     Response::builder()

@@ -1,0 +1,399 @@
+//! `bench diagnose`: the decision tree of DOMAIN.md (chapter 11.1) applied to one run, in the
+//! recommended order (11.2): stability → TTFT → TPOT → tail latency → capacity.
+//!
+//! Each rule below is one row of DOMAIN.md's table: the symptom and its threshold, the server
+//! metric that splits it into causes, and the techniques to try, cheapest first. What counts as
+//! "high" is the scenario's SLO where one is set, else the defaults in [`Limits`]. Known
+//! conflicts (11.2) are checked against what the run's `vars` already enable; vars use the
+//! simulator's keys (`quant`, `spec`, `draft_quant`, `prefix_cache`, `tp`, …), which real-engine
+//! runs can set with `--var`.
+
+use crate::model::diagnosis::{Area, Finding, Limits};
+use crate::model::metric::Latency;
+use crate::model::result::RunResult;
+use crate::model::scenario::{LoadMode, Workload};
+use crate::model::server::ServerMetrics;
+
+fn var<'a>(run: &'a RunResult, k: &str) -> Option<&'a str> {
+    run.vars.get(k).map(String::as_str)
+}
+
+fn on(run: &RunResult, k: &str) -> bool {
+    matches!(var(run, k), Some(v) if v != "off" && v != "none" && v != "0" && v != "false")
+}
+
+fn list(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Conflicts of 11.2 against the enabled techniques.
+fn conflicts(run: &RunResult, sm: Option<&ServerMetrics>) -> Vec<String> {
+    let mut out = Vec::new();
+    let quantized = matches!(var(run, "quant"), Some("int4" | "int8" | "fp8"));
+    let draft_quantized = var(run, "draft_quant").is_none_or(|d| d == "same");
+    let acceptance = sm.and_then(|m| m.spec_acceptance_rate);
+    if on(run, "spec") {
+        if let Some(a) = acceptance.filter(|a| *a < Limits::MIN_ACCEPTANCE) {
+            let why = if quantized && draft_quantized {
+                format!(
+                    " (quant={} applies to the draft)",
+                    var(run, "quant").unwrap_or("")
+                )
+            } else {
+                String::new()
+            };
+            out.push(format!("speculation × quantization: acceptance {a:.2} < {}{why} — speculation no longer pays; keep the draft in high precision (draft_quant=none) or turn speculation off", Limits::MIN_ACCEPTANCE));
+        } else if quantized && draft_quantized {
+            out.push(format!("speculation × quantization: the draft is quantized ({}) — re-measure acceptance; below 0.5 speculation no longer pays", var(run, "quant").unwrap_or("")));
+        }
+        if run.summary.throughput.peak_concurrency >= 32 {
+            out.push(format!("speculation × continuous batching: at concurrency {} verification competes with new requests for scheduler slots; speculation pays at low concurrency", run.summary.throughput.peak_concurrency));
+        }
+    }
+    if on(run, "pd") && on(run, "prefix_cache") {
+        out.push("PD disaggregation × prefix caching: cached KV lives on the prefill instance; without a shared KV connector or prefix-aware routing decode cannot reuse it".into());
+    }
+    if var(run, "tp")
+        .and_then(|t| t.parse::<u32>().ok())
+        .unwrap_or(1)
+        > 1
+        && matches!(var(run, "quant"), Some("int4" | "int8"))
+    {
+        out.push("TP × quantization: de/re-quantization around all-reduce and small per-GPU tiles — quantize first, then shard, and prefer FP8".into());
+    }
+    out
+}
+
+/// A latency's p50, p95 and p99 (ms), when it has values.
+fn quantiles(run: &RunResult, m: Latency) -> Option<(f64, f64, f64)> {
+    let l = run.summary.latency(m)?;
+    (l.count > 0).then_some((l.p50, l.p95, l.p99))
+}
+
+pub fn diagnose(run: &RunResult) -> Vec<Finding> {
+    let sm = run.server_metrics.as_ref().filter(|m| m.engine.is_some());
+    let c = &run.summary.counts;
+    let slo = &run.scenario.slo;
+    let known_conflicts = conflicts(run, sm);
+    let mut out = Vec::new();
+
+    // 1. Stability first: an OOM or error storm destroys every gain.
+    let errors: u64 = c.errors.values().sum();
+    if c.sent > 0 && errors as f64 / c.sent as f64 > Limits::ERROR_RATE {
+        let kinds: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        out.push(Finding {
+            area: Area::Stability,
+            title: "errors — fix stability before tuning anything".into(),
+            evidence: vec![format!("{errors} of {} requests failed ({:.1} %): {}", c.sent, errors as f64 / c.sent as f64 * 100.0, kinds.join(", "))],
+            techniques: list(&["check the server log for out-of-memory; if so: weight quantization → KV quantization → TP (turns memory into communication); chunked prefill for activation peaks", "for 429/503: admission limits or capacity (replicas)"]),
+            conflicts: vec![],
+        });
+    }
+
+    // 2. TTFT.
+    let ttft_limit = slo.ttft_ms.unwrap_or(Limits::TTFT_P95_MS);
+    let ttft_p95 = quantiles(run, Latency::Ttft).map(|q| q.1);
+    if let Some(t95) = ttft_p95.filter(|v| *v > ttft_limit) {
+        let ttft_mean = run.summary.latency(Latency::Ttft).map_or(t95, |l| l.mean);
+        let mut evidence = vec![format!("TTFT p95 {t95:.0} ms > {ttft_limit:.0} ms")];
+        let queue = sm.and_then(|m| m.queue_time_mean_s).map(|s| s * 1000.0);
+        let prefill = sm.and_then(|m| m.prefill_time_mean_s).map(|s| s * 1000.0);
+        let hit = sm.and_then(|m| m.prefix_cache_hit_rate);
+        let shared = matches!(run.scenario.workload, Workload::SharedPrefix { .. });
+        let (cause, techniques): (&str, &[&str]) = if shared
+            && (!on(run, "prefix_cache") || hit.is_some_and(|h| h < Limits::LOW_HIT_RATE))
+        {
+            if let Some(h) = hit {
+                evidence.push(format!(
+                    "prefix-cache hit rate {:.0} % on a workload of repeated prefixes",
+                    h * 100.0
+                ));
+            }
+            if !on(run, "prefix_cache") {
+                evidence.push("vars: prefix_cache is off".into());
+            }
+            (
+                "repeated prefixes, cache off",
+                &[
+                    "prefix caching (a flag)",
+                    "prefix-aware routing across replicas",
+                    "chunked prefill",
+                    "PD disaggregation",
+                ],
+            )
+        } else if let Some(q) = queue.filter(|q| *q > Limits::CAUSE_SHARE * ttft_mean) {
+            evidence.push(format!(
+                "server queue time mean {q:.0} ms of TTFT mean {ttft_mean:.0} ms"
+            ));
+            if let Some(w) = sm.and_then(|m| m.waiting_peak) {
+                evidence.push(format!("waiting peak {w:.0}"));
+            }
+            (
+                "queueing",
+                &[
+                    "prefix caching if prompts repeat (a flag)",
+                    "queue/capacity check: max_num_seqs if KV allows, more replicas",
+                    "chunked prefill",
+                    "PD disaggregation",
+                ],
+            )
+        } else if let Some(p) = prefill.filter(|p| *p > Limits::CAUSE_SHARE * ttft_mean) {
+            evidence.push(format!(
+                "server prefill time mean {p:.0} ms of TTFT mean {ttft_mean:.0} ms"
+            ));
+            (
+                "prefill compute",
+                &[
+                    "prefix caching (a flag)",
+                    "chunked prefill",
+                    "FlashAttention / faster GEMM kernels (30–60 % faster prefill)",
+                    "PD disaggregation",
+                ],
+            )
+        } else {
+            if sm.is_none() {
+                evidence.push("no server metrics: queueing and prefill cannot be told apart (pass --metrics-url)".into());
+            }
+            (
+                "cause not split by server metrics",
+                &[
+                    "prefix caching (a flag)",
+                    "queue/capacity check",
+                    "chunked prefill",
+                    "FlashAttention / GEMM",
+                    "PD disaggregation",
+                ],
+            )
+        };
+        out.push(Finding {
+            area: Area::Ttft,
+            title: format!("TTFT high — {cause}"),
+            evidence,
+            techniques: list(techniques),
+            conflicts: known_conflicts.clone(),
+        });
+    }
+
+    // 3. TPOT.
+    let tpot_limit = slo.tpot_ms.unwrap_or(Limits::TPOT_P95_MS);
+    let tpot_p95 = quantiles(run, Latency::Tpot).map(|q| q.1);
+    if let Some(t95) = tpot_p95.filter(|v| *v > tpot_limit) {
+        let mut evidence = vec![format!("TPOT p95 {t95:.1} ms > {tpot_limit:.0} ms")];
+        if let Some(a) = sm.and_then(|m| m.spec_acceptance_rate) {
+            evidence.push(format!("spec-decode acceptance {a:.2}"));
+        }
+        out.push(Finding {
+            area: Area::Tpot,
+            title: "TPOT high — decode is memory-bandwidth bound".into(),
+            evidence,
+            techniques: list(&[
+                "weight quantization (4-bit)",
+                "KV quantization / compression",
+                "speculative decoding (EAGLE-3, 2–3× tok/s; best at low concurrency)",
+                "preemption / max_num_seqs tuning",
+                "tensor parallelism",
+            ]),
+            conflicts: known_conflicts.clone(),
+        });
+    }
+
+    // 4. Tail latency.
+    let ratio = |m: Latency| {
+        let (p50, _, p99) = quantiles(run, m)?;
+        (p50 > 0.0).then(|| p99 / p50)
+    };
+    let worst = [
+        (Latency::Ttft, ratio(Latency::Ttft)),
+        (Latency::E2e, ratio(Latency::E2e)),
+        (Latency::Itl, ratio(Latency::Itl)),
+    ]
+    .into_iter()
+    .filter_map(|(m, r)| r.map(|r| (m, r)))
+    .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((metric, r)) = worst.filter(|(_, r)| *r > Limits::TAIL_RATIO) {
+        let mut evidence = vec![format!(
+            "{metric} p99/p50 = {r:.1} (> {})",
+            Limits::TAIL_RATIO
+        )];
+        let preempt = sm.and_then(|m| m.preemptions).filter(|p| *p > 0.0);
+        let long = matches!(run.scenario.workload, Workload::LongShortMix { .. })
+            || run.requests.iter().any(|q| q.class == "long");
+        let (cause, techniques): (&str, &[&str]) = if let Some(p) = preempt {
+            evidence.push(format!("{p:.0} preemptions during the run"));
+            if let Some(k) = sm.and_then(|m| m.kv_usage_peak) {
+                evidence.push(format!("KV usage peak {:.0} %", k * 100.0));
+            }
+            (
+                "preemptions",
+                &[
+                    "reserve KV budget / lower max_num_seqs",
+                    "weight or KV quantization for more KV room",
+                    "request length caps and timeouts",
+                    "PD disaggregation",
+                ],
+            )
+        } else if long {
+            evidence.push("very long requests are mixed into the traffic".into());
+            (
+                "long requests in the mix",
+                &[
+                    "chunked prefill",
+                    "request length caps (max_model_len) and timeouts",
+                    "SLO-aware scheduling",
+                    "PD disaggregation (structural)",
+                ],
+            )
+        } else {
+            (
+                "cause not identified",
+                &[
+                    "check whether it happens only at peak load",
+                    "SLO-aware scheduling",
+                    "reserved KV budget / lower max_num_seqs",
+                ],
+            )
+        };
+        out.push(Finding {
+            area: Area::Tail,
+            title: format!("tail latency — {cause}"),
+            evidence,
+            techniques: list(techniques),
+            conflicts: vec![],
+        });
+    }
+
+    // 5. Capacity: an open loop the server cannot keep up with.
+    let offered = match run.scenario.load.mode {
+        LoadMode::Open { rate_rps, .. } => Some(rate_rps),
+        LoadMode::Closed { .. } => None,
+    };
+    if let Some(rate) = offered {
+        let achieved = run.summary.throughput.request_rps;
+        if achieved < Limits::KEEP_UP * rate {
+            out.push(Finding {
+                area: Area::Capacity,
+                title: "throughput below the offered load".into(),
+                evidence: vec![format!(
+                    "achieved {achieved:.2} req/s of {rate:.2} req/s offered ({:.0} %)",
+                    achieved / rate * 100.0
+                )],
+                techniques: list(&[
+                    "continuous-batching parameters (max_num_seqs, max_num_batched_tokens)",
+                    "prefix cache + prefix-aware routing",
+                    "quantization / speculative decoding",
+                    "TP / PP / EP",
+                    "PD disaggregation for long-sequence mixes",
+                ]),
+                conflicts: vec![],
+            });
+        }
+    }
+    out.sort_by_key(|f| f.area);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::diagnose::render;
+    use crate::testkit::{lognormal_run, rng};
+
+    fn base(median_ms: f64) -> RunResult {
+        lognormal_run(400, median_ms, 0.0, &mut rng(1))
+    }
+
+    #[test]
+    fn queueing_prefill_and_cache_split_ttft() {
+        let mut r = base(900.0);
+        r.server_metrics = Some(ServerMetrics {
+            engine: Some("vllm".into()),
+            queue_time_mean_s: Some(0.7),
+            prefill_time_mean_s: Some(0.1),
+            waiting_peak: Some(40.0),
+            ..Default::default()
+        });
+        let f = diagnose(&r);
+        assert_eq!(f[0].title, "TTFT high — queueing");
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("queue time mean 700 ms")));
+        r.server_metrics.as_mut().unwrap().queue_time_mean_s = Some(0.05);
+        r.server_metrics.as_mut().unwrap().prefill_time_mean_s = Some(0.8);
+        assert_eq!(diagnose(&r)[0].title, "TTFT high — prefill compute");
+        r.scenario.workload = Workload::SharedPrefix {
+            prefixes: 2,
+            prefix_tokens: 8,
+            suffix_tokens: crate::model::dist::LengthDist::Fixed { value: 4 },
+            output_tokens: crate::model::dist::LengthDist::Fixed { value: 4 },
+        };
+        r.vars.insert("prefix_cache".into(), "off".into());
+        let f = diagnose(&r);
+        assert_eq!(f[0].title, "TTFT high — repeated prefixes, cache off");
+        assert_eq!(f[0].techniques[0], "prefix caching (a flag)");
+    }
+
+    #[test]
+    fn speculation_with_int4_and_low_acceptance_is_flagged() {
+        let mut r = base(10.0);
+        r.requests.iter_mut().for_each(|q| {
+            q.tpot_us = Some(80_000.0);
+        });
+        let (summary, _) = resummarize(&r);
+        r.summary = summary;
+        r.vars.insert("spec".into(), "3".into());
+        r.vars.insert("quant".into(), "int4".into());
+        r.server_metrics = Some(ServerMetrics {
+            engine: Some("vllm".into()),
+            spec_acceptance_rate: Some(0.44),
+            ..Default::default()
+        });
+        let f = diagnose(&r);
+        let tpot = f.iter().find(|f| f.area == Area::Tpot).unwrap();
+        assert!(
+            tpot.conflicts.iter().any(|c| c.contains("acceptance 0.44")
+                && c.contains("speculation no longer pays")
+                && c.contains("draft")),
+            "{:?}",
+            tpot.conflicts
+        );
+    }
+
+    #[test]
+    fn preemptions_explain_a_tail_and_errors_come_first() {
+        let mut r = base(20.0);
+        for (i, q) in r.requests.iter_mut().enumerate() {
+            if i % 20 == 0 {
+                q.e2e_us = Some(2_000_000);
+                q.ttft_us = Some(1_500_000);
+            }
+            if i % 25 == 0 {
+                q.outcome = crate::model::record::Outcome::Http(500);
+            }
+        }
+        let (summary, _) = resummarize(&r);
+        r.summary = summary;
+        r.server_metrics = Some(ServerMetrics {
+            engine: Some("vllm".into()),
+            preemptions: Some(37.0),
+            kv_usage_peak: Some(0.99),
+            ..Default::default()
+        });
+        let f = diagnose(&r);
+        assert_eq!(f[0].area, Area::Stability);
+        let tail = f.iter().find(|f| f.area == Area::Tail).unwrap();
+        assert_eq!(tail.title, "tail latency — preemptions");
+        assert!(tail.evidence.iter().any(|e| e.contains("37 preemptions")));
+        assert!(render(&r, &f).contains("try, cheapest first"));
+    }
+
+    fn resummarize(
+        r: &RunResult,
+    ) -> (
+        crate::model::summary::Summary,
+        crate::metrics::summary::Histograms,
+    ) {
+        let data = crate::testkit::data(r.requests.clone(), 1);
+        crate::metrics::summary::summarize(&data, &Default::default(), true)
+    }
+}

@@ -1,0 +1,121 @@
+//! `bench merge`: shards of one distributed run (`bench run --shard I/N`) → one run.
+//!
+//! The shards must be all N of one plan (same scenario hash and vars). Their timelines are
+//! aligned on wall-clock start (`started_at`; with `--start-at` the shards share it), then:
+//! records concatenate (raw values intact, so every percentile is recomputed exactly), counts
+//! add, the inter-token histograms add, and peak concurrency is recomputed from the aligned
+//! send/end times. Server metrics are the first shard's (every shard scraped the same server).
+
+use crate::engine::runner::RunData;
+use crate::error::BenchError;
+use crate::metrics::summary::summarize;
+use crate::model::hist::{self, new_histogram};
+use crate::model::result::RunResult;
+
+pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
+    let bad = |m: String| BenchError::usage(format!("cannot merge: {m}"));
+    let first = runs
+        .first()
+        .ok_or_else(|| bad("no runs given".into()))?
+        .clone();
+    let n = first.shard.map(|s| s.count).ok_or_else(|| {
+        bad(format!(
+            "{} is not a shard (run with --shard I/N)",
+            first.run_id
+        ))
+    })?;
+    let mut seen = vec![false; n as usize];
+    for r in &runs {
+        let s = r
+            .shard
+            .ok_or_else(|| bad(format!("{} is not a shard", r.run_id)))?;
+        if s.count != n {
+            return Err(bad(format!(
+                "{} is shard {}/{} but the first is of {n}",
+                r.run_id, s.index, s.count
+            )));
+        }
+        if r.scenario_hash != first.scenario_hash || r.vars != first.vars {
+            return Err(bad(format!(
+                "{} ran other traffic or another configuration",
+                r.run_id
+            )));
+        }
+        if std::mem::replace(&mut seen[s.index as usize], true) {
+            return Err(bad(format!("shard {}/{n} is given twice", s.index)));
+        }
+    }
+    if let Some(missing) = seen.iter().position(|s| !s) {
+        return Err(bad(format!("shard {missing}/{n} is missing")));
+    }
+    runs.sort_by_key(|r| r.shard.map(|s| s.index));
+    let t0 = runs
+        .iter()
+        .map(|r| r.started_at)
+        .min()
+        .unwrap_or(first.started_at);
+    let mut records = Vec::new();
+    let mut itl = new_histogram();
+    let (mut planned, mut not_sent) = (Some(0u64), 0u64);
+    for r in &runs {
+        let shift = (r.started_at - t0).num_microseconds().unwrap_or(0).max(0) as u64;
+        for mut q in r.requests.iter().cloned() {
+            q.intended_us += shift;
+            q.sent_us += shift;
+            q.end_us += shift;
+            records.push(q);
+        }
+        if let Some(h) = r
+            .histograms
+            .get(crate::model::metric::Latency::Itl.hist_key())
+        {
+            let h = hist::decode(h).map_err(|e| bad(format!("{}: {e}", r.run_id)))?;
+            itl.add(&h)
+                .map_err(|e| bad(format!("{}: ITL histograms do not add ({e:?})", r.run_id)))?;
+        }
+        planned = match (planned, r.summary.counts.planned) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        not_sent += r.summary.counts.not_sent;
+    }
+    records.sort_by_key(|q| q.index);
+    // Peak concurrency from the aligned intervals: +1 at each send, −1 at each end.
+    let mut events: Vec<(u64, i64)> = records
+        .iter()
+        .flat_map(|q| [(q.sent_us, 1), (q.end_us, -1)])
+        .collect();
+    events.sort_by_key(|(t, d)| (*t, *d));
+    let (mut cur, mut peak) = (0i64, 0i64);
+    for (_, d) in events {
+        cur += d;
+        peak = peak.max(cur);
+    }
+    let data = RunData {
+        planned,
+        records: records.clone(),
+        itl_us: itl,
+        not_sent,
+        peak_concurrency: peak.max(0) as u64,
+        interrupted: runs.iter().any(|r| !r.complete),
+        run_start: tokio::time::Instant::now(),
+        wall: std::time::Duration::ZERO,
+    };
+    let s = &first.scenario;
+    let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
+    Ok(RunResult {
+        run_id: format!("merged-{}", first.run_id),
+        started_at: t0,
+        ended_at: runs
+            .iter()
+            .map(|r| r.ended_at)
+            .max()
+            .unwrap_or(first.ended_at),
+        complete: !data.interrupted,
+        summary,
+        histograms: hists.encode()?,
+        requests: records,
+        shard: None,
+        ..first
+    })
+}

@@ -1,0 +1,274 @@
+//! `bench sweep`: one scenario at a series of loads, the throughput–latency curve, and the
+//! highest rate that still meets the SLOs.
+//!
+//! * `--rates 1,2,4` (open loop, the scenario's arrival law) or `--concurrencies 1,8,32`
+//!   (closed loop): one run per point.
+//! * `--auto N` (GuideLLM's sweep): a synchronous run (concurrency 1) and a max-throughput run
+//!   (`--max-concurrency-probe`, default 64 concurrent) bound the range; N rates evenly spaced
+//!   between the two achieved request rates follow.
+//! * `--find-max-rate`: bisection between those bounds for the highest rate at which at least
+//!   `--attainment` (default 95 %) of requests meet every SLO (an overloaded server fails
+//!   this through the queueing it adds to TTFT); it stops when the bracket is within
+//!   `--tolerance` (default 10 %) of its upper end, or after 8 probes.
+//!
+//! A series stops early when the server is clearly saturated: achieved throughput rose less
+//! than 5 % from the previous point while TTFT p50 grew by more than 50 %.
+
+use crate::cli::{RunOpts, SweepArgs};
+use crate::config::kv;
+use crate::config::run::RunSpec;
+use crate::error::BenchError;
+use crate::metrics::summary::meets_slo;
+use crate::model::metric::Latency;
+use crate::model::result::RunResult;
+use crate::model::sweep::{Point, Sweep};
+use crate::session::Session;
+use std::path::{Path, PathBuf};
+
+/// One load of a sweep: an open-loop rate or a closed-loop concurrency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    Rate(f64),
+    Concurrency(u32),
+}
+
+impl Load {
+    fn label(self) -> String {
+        match self {
+            Load::Rate(r) => format!("rate={r:.3}"),
+            Load::Concurrency(c) => format!("concurrency={c}"),
+        }
+    }
+}
+
+/// What to sweep, checked before the first run.
+#[derive(Debug, Clone)]
+pub struct SweepPlan {
+    pub series: Vec<Load>,
+    pub auto: Option<u32>,
+    pub find_max_rate: bool,
+    pub attainment: f64,
+    pub tolerance: f64,
+    pub probe_concurrency: u32,
+    pub early_stop: bool,
+}
+
+impl SweepPlan {
+    pub fn from_args(args: &SweepArgs) -> Result<SweepPlan, BenchError> {
+        let series: Vec<Load> = if let Some(r) = &args.rates {
+            kv::numbers::<f64>("--rates", r)?
+                .into_iter()
+                .map(Load::Rate)
+                .collect()
+        } else if let Some(c) = &args.concurrencies {
+            kv::numbers::<u32>("--concurrencies", c)?
+                .into_iter()
+                .map(Load::Concurrency)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if series.iter().any(|l| match l {
+            Load::Rate(r) => r.is_nan() || *r <= 0.0,
+            Load::Concurrency(c) => *c == 0,
+        }) {
+            return Err(BenchError::usage("sweep loads must be positive"));
+        }
+        if series.is_empty() && args.auto.is_none() && !args.find_max_rate {
+            return Err(BenchError::usage(
+                "give --rates, --concurrencies, --auto N or --find-max-rate",
+            ));
+        }
+        Ok(SweepPlan {
+            series,
+            auto: args.auto,
+            find_max_rate: args.find_max_rate,
+            attainment: args.attainment,
+            tolerance: args.tolerance,
+            probe_concurrency: args.max_concurrency_probe,
+            early_stop: !args.no_early_stop,
+        })
+    }
+}
+
+/// A sweep's figures from one run.
+pub fn point(
+    load: String,
+    offered: Option<f64>,
+    conc: Option<u32>,
+    r: &RunResult,
+    dir: &Path,
+) -> Point {
+    let s = &r.summary;
+    let l = |m: Latency| s.latency(m).cloned();
+    let (t, p) = (l(Latency::Ttft), l(Latency::Tpot));
+    let slo = &r.scenario.slo;
+    let ok: Vec<_> = r
+        .requests
+        .iter()
+        .filter(|q| !q.warmup && q.outcome.is_ok())
+        .collect();
+    let attainment = (!slo.is_empty() && !ok.is_empty())
+        .then(|| ok.iter().filter(|q| meets_slo(q, slo)).count() as f64 / ok.len() as f64);
+    Point {
+        load,
+        offered_rps: offered,
+        concurrency: conc,
+        achieved_rps: s.throughput.request_rps,
+        output_tps: s.throughput.output_tps,
+        goodput_rps: s.throughput.goodput_rps,
+        slo_attainment: attainment,
+        ttft_p50_ms: t.as_ref().map_or(0.0, |x| x.p50),
+        ttft_p95_ms: t.as_ref().map_or(0.0, |x| x.p95),
+        ttft_p99_ms: t.as_ref().map_or(0.0, |x| x.p99),
+        tpot_p50_ms: p.as_ref().map_or(0.0, |x| x.p50),
+        tpot_p95_ms: p.as_ref().map_or(0.0, |x| x.p95),
+        tpot_p99_ms: p.as_ref().map_or(0.0, |x| x.p99),
+        errors: s.counts.errors.values().sum(),
+        sent: s.counts.sent,
+        peak_concurrency: s.throughput.peak_concurrency,
+        run_dir: dir.display().to_string(),
+    }
+}
+
+/// Runs one point after another, each a session of its own, under `out/NN-load/`.
+struct Runner<'a> {
+    scenario: &'a Path,
+    opts: &'a RunOpts,
+    out: PathBuf,
+    n: usize,
+}
+
+impl Runner<'_> {
+    async fn at(&mut self, load: Load) -> Result<Point, BenchError> {
+        let mut o = self.opts.clone();
+        let (rate, conc) = match load {
+            Load::Rate(r) => (Some(r), None),
+            Load::Concurrency(c) => (None, Some(c)),
+        };
+        (o.rate, o.concurrency) = (rate, conc);
+        self.n += 1;
+        let label = load.label();
+        eprintln!("sweep: point {} ({label})", self.n);
+        let session = Session::new(RunSpec::from_args(self.scenario, &o)?)?;
+        let dir = self
+            .out
+            .join(format!("{:02}-{}", self.n, label.replace('=', "-")));
+        let r = session.run_to(&dir, false).await?;
+        if !r.complete {
+            return Err(BenchError::Runtime("the sweep was interrupted".into()));
+        }
+        Ok(point(label, rate, conc, &r, &dir))
+    }
+}
+
+fn saturated(prev: &Point, cur: &Point) -> bool {
+    cur.achieved_rps < prev.achieved_rps * 1.05 && cur.ttft_p50_ms > prev.ttft_p50_ms * 1.5
+}
+
+/// Whether a point meets the SLOs. Overload shows here too: the queue it builds pushes TTFT
+/// past its SLO.
+fn passes(p: &Point, attainment: f64) -> bool {
+    p.slo_attainment.is_some_and(|a| a >= attainment)
+}
+
+/// Adds a point; true when the series should stop (saturated).
+fn push(sweep: &mut Sweep, p: Point, early_stop: bool) -> bool {
+    let stop = early_stop && sweep.points.last().is_some_and(|prev| saturated(prev, &p));
+    let load = p.load.clone();
+    sweep.points.push(p);
+    if stop {
+        sweep.stopped_early = Some(format!(
+            "saturated at {load}: throughput rose < 5 % while TTFT p50 grew > 50 %"
+        ));
+    }
+    stop
+}
+
+/// Runs the sweep of `scenario` (with the run flags `opts`) into `out`.
+pub async fn sweep(
+    plan: &SweepPlan,
+    scenario: &Path,
+    opts: &RunOpts,
+    name: String,
+    out: &Path,
+) -> Result<Sweep, BenchError> {
+    let mut run = Runner {
+        scenario,
+        opts,
+        out: out.to_path_buf(),
+        n: 0,
+    };
+    let mut sweep = Sweep {
+        scenario: name,
+        points: Vec::new(),
+        stopped_early: None,
+        max_rate_rps: None,
+        max_rate_bracket: None,
+    };
+    for load in &plan.series {
+        let p = run.at(*load).await?;
+        if push(&mut sweep, p, plan.early_stop) {
+            break;
+        }
+    }
+    if plan.auto.is_none() && !plan.find_max_rate {
+        return Ok(sweep);
+    }
+    let sync = run.at(Load::Concurrency(1)).await?;
+    let (lo_rate, sync_ok) = (sync.achieved_rps, passes(&sync, plan.attainment));
+    push(&mut sweep, sync, plan.early_stop);
+    let max = run.at(Load::Concurrency(plan.probe_concurrency)).await?;
+    let hi_rate = max.achieved_rps;
+    push(&mut sweep, max, plan.early_stop);
+    if let Some(n) = plan.auto {
+        sweep.stopped_early = None;
+        for i in 1..=n {
+            let rate = lo_rate + (hi_rate - lo_rate) * i as f64 / (n + 1) as f64;
+            let p = run.at(Load::Rate(rate)).await?;
+            if push(&mut sweep, p, plan.early_stop) {
+                break;
+            }
+        }
+    }
+    if plan.find_max_rate {
+        bisect(&mut run, &mut sweep, plan, (lo_rate, sync_ok), hi_rate).await?;
+    }
+    Ok(sweep)
+}
+
+/// `--find-max-rate`: bisection between the synchronous and max-throughput rates.
+async fn bisect(
+    run: &mut Runner<'_>,
+    sweep: &mut Sweep,
+    plan: &SweepPlan,
+    (lo_rate, sync_ok): (f64, bool),
+    hi_rate: f64,
+) -> Result<(), BenchError> {
+    if !sweep.points.iter().any(|p| p.slo_attainment.is_some()) {
+        return Err(BenchError::usage(
+            "--find-max-rate needs SLOs: set [slo] ttft_ms / tpot_ms / e2e_ms in the scenario",
+        ));
+    }
+    let (mut lo, mut hi) = (
+        if sync_ok { lo_rate } else { 0.0 },
+        hi_rate.max(lo_rate * 1.01),
+    );
+    for _ in 0..8 {
+        if hi - lo <= plan.tolerance * hi {
+            break;
+        }
+        let mid = if lo > 0.0 { (lo + hi) / 2.0 } else { hi / 2.0 };
+        let p = run.at(Load::Rate(mid)).await?;
+        let ok = passes(&p, plan.attainment);
+        sweep.points.push(p);
+        if ok {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    sweep.max_rate_rps = (lo > 0.0).then_some(lo);
+    sweep.max_rate_bracket = Some((lo, hi));
+    Ok(())
+}

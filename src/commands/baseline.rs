@@ -1,0 +1,76 @@
+//! `bench baseline`: record a scenario's baseline (`--repeat` runs), list the store, or show
+//! one baseline.
+
+use crate::cli::BaselineArgs;
+use crate::config::run::RunSpec;
+use crate::error::BenchError;
+use crate::model::baseline::Baseline;
+use crate::session::Session;
+use crate::verdict::baseline as store;
+use crate::{output, EXIT_ERROR, EXIT_OK};
+
+pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
+    if args.list {
+        list(&args);
+        return Ok(EXIT_OK);
+    }
+    let scenario = args
+        .scenario
+        .clone()
+        .ok_or_else(|| BenchError::usage("a scenario file is required"))?;
+    let spec = RunSpec::from_args(&scenario, &args.opts)?;
+    let name = args.show.as_deref().unwrap_or(&args.name);
+    let path = store::path(&args.baselines, &spec.scenario.name, name);
+    if args.show.is_some() {
+        crate::out_text!("{}", output::baseline::summary(&store::load(&path)?));
+        return Ok(EXIT_OK);
+    }
+    if args.repeat == 0 {
+        return Err(BenchError::usage("--repeat must be at least 1"));
+    }
+    if path.exists() && !args.force {
+        return Err(BenchError::usage(format!(
+            "{} exists; pass --force to replace it or --name to keep both",
+            path.display()
+        )));
+    }
+    let session = Session::new(spec)?;
+    let stem = session.out_dir(&format!("{}-baseline", session.spec().scenario.name));
+    let mut reps = Vec::new();
+    for i in 1..=args.repeat {
+        eprintln!("baseline {}: repetition {i} of {}", args.name, args.repeat);
+        let run = session.run_to(&stem.join(format!("rep{i}")), false).await?;
+        if !run.complete {
+            return Ok(EXIT_ERROR);
+        }
+        reps.push(run);
+    }
+    let b = Baseline::new(&args.name, reps)?;
+    store::save(&b, &path, args.force)?;
+    crate::out_text!("{}", output::baseline::summary(&b));
+    crate::out!(
+        "wrote {} (run directories under {})",
+        path.display(),
+        stem.display()
+    );
+    Ok(EXIT_OK)
+}
+
+fn list(args: &BaselineArgs) {
+    let all = store::list(&args.baselines);
+    if all.is_empty() {
+        crate::out!("no baselines under {}", args.baselines.display());
+    }
+    for (scenario, name, path) in all {
+        match store::load(&path) {
+            Ok(b) => crate::out!(
+                "{scenario}/{name}: {} repetitions, created {} on {}, {} vars",
+                b.repetitions.len(),
+                b.environment.created_at.format("%Y-%m-%d %H:%M UTC"),
+                b.environment.host,
+                b.vars.len()
+            ),
+            Err(e) => crate::out!("{scenario}/{name}: unreadable — {e}"),
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! The subcommands: one thin file each — typed configuration in, library calls, exit code out.
+//! No command imports another; what two need lives in the library.
+
+mod baseline;
+mod compare;
+mod diagnose;
+mod merge;
+mod report;
+mod run;
+mod selftest;
+mod sim;
+mod stack;
+mod sweep;
+mod validate;
+
+use crate::cli::{Cli, Command};
+use crate::error::BenchError;
+
+/// Runs a parsed command line; `Ok` is the exit code (0 pass, 1 regression), `Err` exits 2.
+pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
+    match cli.command {
+        Command::Run(args) => run::run(*args).await,
+        Command::Baseline(args) => baseline::run(*args).await,
+        Command::Compare(args) => compare::run(*args).await,
+        Command::Validate { scenario, shard } => validate::run(&scenario, shard.as_deref()),
+        Command::Selftest(args) => selftest::run(args).await,
+        Command::Sweep(args) => sweep::run(*args).await,
+        Command::Stack(args) => stack::run(*args).await,
+        Command::Report { path, out } => report::run(&path, out),
+        Command::Merge { dirs, out } => merge::run(&dirs, &out),
+        Command::Diagnose { run } => diagnose::run(&run),
+        Command::Sim(args) => sim::run(args).await,
+    }
+}

@@ -1,0 +1,39 @@
+//! `bench run`: one run of a scenario, its directory, the table, and optionally the vLLM
+//! export and the diagnosis.
+
+use crate::cli::RunArgs;
+use crate::config::run::RunSpec;
+use crate::error::BenchError;
+use crate::session::Session;
+use crate::{analysis, output, EXIT_ERROR, EXIT_OK};
+use std::path::PathBuf;
+
+pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
+    let export = match args.export.as_deref() {
+        None => None,
+        Some([fmt, file]) if fmt == "vllm-json" => Some(PathBuf::from(file)),
+        Some(other) => {
+            return Err(BenchError::usage(format!(
+                "--export {}: the only format is vllm-json",
+                other.join(" ")
+            )))
+        }
+    };
+    let session = Session::new(RunSpec::from_args(&args.scenario, &args.opts)?)?;
+    let out = session.out_dir(&session.spec().scenario.name);
+    let show = !session.spec().quiet && !args.json;
+    let run = session.run_to(&out, show).await?;
+    if args.json {
+        let summary = serde_json::json!({"run_id": run.run_id, "complete": run.complete, "out": out, "summary": run.summary, "server_metrics": run.server_metrics});
+        let text = String::from_utf8_lossy(&output::json(&summary)?).into_owned();
+        crate::out!("{text}");
+    }
+    if let Some(p) = export {
+        output::write_atomic(&p, &output::json(&output::vllm::render(&run))?)?;
+    }
+    if args.diagnose {
+        let findings = analysis::diagnose::diagnose(&run);
+        crate::out_text!("\n{}", output::diagnose::render(&run, &findings));
+    }
+    Ok(if run.complete { EXIT_OK } else { EXIT_ERROR })
+}

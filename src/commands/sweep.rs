@@ -1,0 +1,30 @@
+//! `bench sweep`: the scenario at a series of loads; writes sweep.json, sweep.csv and
+//! report.html beside the points' run directories.
+
+use crate::analysis::sweep::{sweep, SweepPlan};
+use crate::cli::SweepArgs;
+use crate::config::run::{default_out_dir, RunSpec};
+use crate::error::BenchError;
+use crate::{output, EXIT_OK};
+
+pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
+    let plan = SweepPlan::from_args(&args)?;
+    let spec = RunSpec::from_args(&args.scenario, &args.opts)?;
+    let out = args
+        .opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out_dir("sweep"));
+    let slo_ttft_ms = spec.scenario.slo.ttft_ms;
+    let s = sweep(&plan, &args.scenario, &args.opts, spec.scenario.name, &out).await?;
+    crate::out_text!("{}", output::sweep::render(&s, plan.attainment));
+    output::write_atomic(&out.join("sweep.json"), &output::json(&s)?)?;
+    output::write_atomic(&out.join("sweep.csv"), &output::sweep::csv(&s)?)?;
+    let page = output::html::sweep_report(&s, slo_ttft_ms);
+    output::write_atomic(&out.join("report.html"), page.as_bytes())?;
+    crate::out!(
+        "wrote {0}/sweep.csv, sweep.json and report.html",
+        out.display()
+    );
+    Ok(EXIT_OK)
+}

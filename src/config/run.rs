@@ -1,0 +1,276 @@
+//! [`RunSpec`]: everything one run needs, built from a scenario file and the command line and
+//! checked before any request is sent. `run`, `baseline`, `compare`, `sweep` and `stack` all
+//! start from one.
+//!
+//! What becomes a *var* (the configuration under test, recorded in `run.json` and diffed by
+//! `compare`): every `--var`; every `--param KEY=VALUE` as `param.KEY`; a scenario's
+//! `request.body_vars` (with their `[request.extra]` default when not given); and, on the
+//! embedded simulator, every engine option. Vars are outside the scenario hash, so changing
+//! one is a one-variable change of the same traffic.
+
+use super::kv;
+use super::overrides::Overrides;
+use crate::cli::RunOpts;
+use crate::error::BenchError;
+use crate::model::scenario::{RequestParams, Scenario};
+pub use crate::model::shard::Shard;
+use crate::sim::SimOptions;
+use chrono::Utc;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything a run needs, checked before any request is sent.
+#[derive(Clone)]
+pub struct RunSpec {
+    pub scenario: Scenario,
+    pub scenario_file: PathBuf,
+    pub vars: BTreeMap<String, String>,
+    /// None: start the embedded simulator with `sim`.
+    pub endpoint: Option<String>,
+    pub sim: Option<SimOptions>,
+    pub sim_truth_log: Option<PathBuf>,
+    pub model: Option<String>,
+    /// Held here and in the client only; never written.
+    pub api_key: Option<String>,
+    /// `--out`, when given (`run` writes there; `baseline` and `compare` put their runs under it).
+    pub out: Option<PathBuf>,
+    pub shard: Option<Shard>,
+    pub start_at: Option<chrono::DateTime<Utc>>,
+    pub calibrate: bool,
+    /// `--tokenizer`: the file and what it holds, read before any work.
+    pub tokenizer: Option<(PathBuf, Arc<tokenizers::Tokenizer>)>,
+    /// `--param` fields and the `--var`s named in `request.body_vars`, merged into every
+    /// request body after `[request.extra]`.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub grace: Duration,
+    pub quiet: bool,
+}
+
+impl std::fmt::Debug for RunSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunSpec")
+            .field("scenario", &self.scenario.name)
+            .field("vars", &self.vars)
+            .field("endpoint", &self.endpoint)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunSpec {
+    /// Loads `scenario_file`, applies the flags and checks everything.
+    pub fn from_args(scenario_file: &Path, args: &RunOpts) -> Result<RunSpec, BenchError> {
+        let mut scenario = super::scenario::load(scenario_file)?;
+        overrides(args).apply(&mut scenario)?;
+        if let Some(u) = &args.metrics_url {
+            super::values::check_endpoint(u).map_err(|_| {
+                BenchError::usage(format!("--metrics-url `{u}` is not an http(s) URL"))
+            })?;
+            scenario.server_metrics.url = Some(u.clone());
+        }
+        if args.no_server_metrics {
+            scenario.server_metrics.enabled = false;
+        }
+        let mut vars = kv::unique("--var", &args.vars)?;
+        let mut params = serde_json::Map::new();
+        for (k, v) in kv::pairs("--param", &args.params)? {
+            if scenario.request.body_vars.contains(&k) {
+                return Err(BenchError::usage(format!(
+                    "--param {k}: the scenario declares {k} in request.body_vars; set it with --var {k}={v}"
+                )));
+            }
+            let key = format!("param.{k}");
+            if vars.get(&key).is_some_and(|u| *u != v) {
+                return Err(BenchError::usage(format!(
+                    "--var {key} contradicts --param {k}={v}"
+                )));
+            }
+            params.insert(k, kv::body_value(&v));
+            vars.insert(key, v);
+        }
+        body_vars(&scenario.request, &mut vars, &mut params);
+        let cli_opts = kv::pairs("--opt", &args.opts)?;
+        if !(args.grace.is_finite() && args.grace >= 0.0) {
+            return Err(BenchError::usage(
+                "--grace: must be a number of seconds ≥ 0",
+            ));
+        }
+        let endpoint = scenario.endpoint.clone();
+        let sim = match &endpoint {
+            Some(_) if !cli_opts.is_empty() => {
+                return Err(BenchError::usage("--opt configures the embedded simulator, which runs only when no endpoint is given"))
+            }
+            Some(_) => None,
+            None => Some(sim_vars(&scenario, &cli_opts, &mut vars)?),
+        };
+        let key_var = scenario
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let api_key = std::env::var(&key_var)
+            .ok()
+            .filter(|k| !k.trim().is_empty());
+        Ok(RunSpec {
+            model: scenario.model.clone(),
+            scenario,
+            scenario_file: scenario_file.to_path_buf(),
+            vars,
+            endpoint,
+            sim,
+            sim_truth_log: args.sim_truth_log.clone(),
+            api_key,
+            out: args.out.clone(),
+            shard: args.shard.as_deref().map(Shard::parse).transpose()?,
+            calibrate: args.calibrate || args.tokenizer.is_some(),
+            tokenizer: match &args.tokenizer {
+                Some(f) => Some((f.clone(), Arc::new(load_tokenizer(f)?))),
+                None => None,
+            },
+            params,
+            start_at: args.start_at.as_deref().map(parse_start).transpose()?,
+            grace: Duration::from_secs_f64(args.grace),
+            quiet: args.quiet,
+        })
+    }
+
+    /// `--out` when given, else a new `results/<stem>-<UTC timestamp>` directory.
+    pub fn out_or(&self, stem: &str) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| default_out_dir(stem))
+    }
+}
+
+fn overrides(args: &RunOpts) -> Overrides {
+    Overrides {
+        endpoint: args.endpoint.clone(),
+        model: args.model.clone(),
+        api_key_env: args.api_key_env.clone(),
+        seed: args.seed,
+        requests: args.requests,
+        duration: args.duration.clone(),
+        rate: args.rate,
+        concurrency: args.concurrency,
+        max_concurrency: args.max_concurrency,
+        warmup: args.warmup,
+    }
+}
+
+/// The simulator's options (`[sim]`, then `--opt`); every one becomes a var, so changing one
+/// is a one-variable change.
+fn sim_vars(
+    scenario: &Scenario,
+    cli_opts: &[(String, String)],
+    vars: &mut BTreeMap<String, String>,
+) -> Result<SimOptions, BenchError> {
+    let o = sim_options(scenario.seed, &[&scenario.sim, cli_opts], "--opt")?;
+    vars.insert("target".into(), "bench-sim".into());
+    for (k, v) in o.entries() {
+        if let Some(user) = vars.get(&k) {
+            if *user != v {
+                return Err(BenchError::usage(format!(
+                    "--var {k}={user} contradicts the simulator's option {k}={v}; set it with --opt {k}={user}"
+                )));
+            }
+        }
+        vars.insert(k, v);
+    }
+    Ok(o)
+}
+
+/// Simulator options: `profile` first (it resets the rest), then the others in order.
+pub fn sim_options(
+    seed: u64,
+    layers: &[&[(String, String)]],
+    flag: &str,
+) -> Result<SimOptions, BenchError> {
+    let mut o = SimOptions::profile("small-gpu").map_err(BenchError::Usage)?;
+    o.seed = seed;
+    for layer in layers {
+        let (profile, rest): (Vec<_>, Vec<_>) = layer.iter().partition(|(k, _)| k == "profile");
+        for (k, v) in profile.into_iter().chain(rest) {
+            o.set(k, v)
+                .map_err(|m| BenchError::usage(format!("{flag} {k}={v}: {m}")))?;
+        }
+    }
+    Ok(o)
+}
+
+/// The scenario's `request.body_vars`: a `--var` with such a name is also sent in every
+/// request body; one not given is labelled with its `[request.extra]` default, when there is
+/// one, so a baseline without the flag still names the value it ran with.
+fn body_vars(
+    request: &RequestParams,
+    vars: &mut BTreeMap<String, String>,
+    params: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    for k in &request.body_vars {
+        match (vars.get(k), request.extra.get(k)) {
+            (Some(v), _) => {
+                params.insert(k.clone(), kv::body_value(v));
+            }
+            (None, Some(default)) => {
+                let text = match default {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                vars.insert(k.clone(), text);
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+fn parse_start(s: &str) -> Result<chrono::DateTime<Utc>, BenchError> {
+    if let Ok(secs) = s.trim().parse::<f64>() {
+        return chrono::DateTime::from_timestamp_millis((secs * 1000.0) as i64)
+            .ok_or_else(|| BenchError::usage(format!("--start-at `{s}` is out of range")));
+    }
+    chrono::DateTime::parse_from_rfc3339(s.trim())
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            BenchError::usage(format!(
+                "--start-at `{s}`: {e}; write RFC 3339 (2026-12-02T15:00:00Z) or Unix seconds"
+            ))
+        })
+}
+
+/// Reads a Hugging Face `tokenizer.json` (`--tokenizer`); the error names the file.
+pub fn load_tokenizer(file: &Path) -> Result<tokenizers::Tokenizer, BenchError> {
+    tokenizers::Tokenizer::from_file(file).map_err(|e| {
+        BenchError::usage(format!(
+            "--tokenizer {}: {e} (expected a Hugging Face tokenizer.json)",
+            file.display()
+        ))
+    })
+}
+
+/// `results/<stem>-<UTC timestamp>`, with `-2`, `-3`, … when that exists.
+pub fn default_out_dir(stem: &str) -> PathBuf {
+    let stamp = Utc::now().format("%Y%m%dT%H%M%SZ");
+    let base = PathBuf::from("results").join(format!("{stem}-{stamp}"));
+    let mut p = base.clone();
+    let mut n = 2;
+    while p.exists() {
+        p = PathBuf::from(format!("{}-{n}", base.display()));
+        n += 1;
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_tokenizer_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tok.json");
+        std::fs::write(&p, "{not json").unwrap();
+        let e = load_tokenizer(&p).err().unwrap().to_string();
+        assert!(
+            e.contains("tok.json") && e.contains("tokenizer.json"),
+            "{e}"
+        );
+    }
+}

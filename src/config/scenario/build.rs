@@ -1,0 +1,241 @@
+//! The top-level checks: request parameters, `[sim]`, `[gate]`, `[server_metrics]`, SLOs,
+//! and the assembly of the typed scenario.
+
+use super::raw::{RawRequest, RawScenario, RawSlo};
+use super::Ctx;
+use crate::config::values::check_endpoint;
+use crate::error::ScenarioError;
+use crate::model::scenario::*;
+use std::path::Path;
+use toml::Spanned;
+
+pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    if raw.name.get_ref().trim().is_empty() {
+        return Err(ctx.at(raw.name.span(), "name", "must not be empty"));
+    }
+    let base_dir = ctx.path.parent().unwrap_or(Path::new("."));
+    let request = request(ctx, raw.request)?;
+    let salt = match &raw.workload.get_ref().salt {
+        Some(s) if raw.workload.get_ref().kind == WorkloadKind::Dataset => {
+            return Err(ctx.at(
+                s.span(),
+                "workload.salt",
+                "is not used by type = \"dataset\" (dataset prompts are sent as written)",
+            ))
+        }
+        Some(s) => *s.get_ref(),
+        None => Salt::PerRun,
+    };
+    let (workload, dataset) = super::workload::workload(ctx, raw.workload, &request, base_dir)?;
+    let load = super::load::load(ctx, raw.load)?;
+    let slo = slo(ctx, raw.slo)?;
+    if let (Api::Completions, Some(d)) = (raw.api, &dataset) {
+        if let Some(line) = d.first_messages_line() {
+            return Err(ScenarioError::Invalid {
+                path: d.path.clone(),
+                line,
+                column: 1,
+                field: None,
+                message:
+                    "a `messages` line needs api = \"chat\" (the completions API takes `prompt`)"
+                        .into(),
+            });
+        }
+    }
+    if let Some(ep) = &raw.endpoint {
+        check_endpoint(ep.get_ref()).map_err(|m| ctx.at(ep.span(), "endpoint", m))?;
+    }
+    let sim = sim_table(ctx, raw.sim)?;
+    let mut gate = Vec::new();
+    for (k, v) in raw.gate.unwrap_or_default() {
+        crate::config::thresholds::parse_threshold(&k, v.get_ref())
+            .map_err(|m| ctx.at(v.span(), &format!("gate.{k}"), m))?;
+        gate.push((k, v.into_inner()));
+    }
+    let mut server_metrics = ServerMetricsCfg::default();
+    if let Some(sm) = raw.server_metrics {
+        if let Some(u) = &sm.url {
+            check_endpoint(u.get_ref()).map_err(|m| ctx.at(u.span(), "server_metrics.url", m))?;
+        }
+        server_metrics.url = sm.url.map(Spanned::into_inner);
+        server_metrics.interval_s =
+            positive_secs(ctx, &sm.interval_s, "server_metrics.interval_s", 2.0)?;
+        server_metrics.enabled = sm.enabled.unwrap_or(true);
+    }
+    Ok(Scenario {
+        sim,
+        gate,
+        server_metrics,
+        name: raw.name.into_inner(),
+        description: raw.description,
+        api: raw.api,
+        model: raw.model,
+        endpoint: raw.endpoint.map(Spanned::into_inner),
+        api_key_env: raw.api_key_env,
+        seed: raw.seed.unwrap_or(42),
+        request,
+        workload,
+        salt,
+        load,
+        slo,
+        source: ctx.path.to_path_buf(),
+        dataset,
+    })
+}
+
+/// Checks `[sim]` against the simulator's options now, so a typo fails at load time.
+fn sim_table(
+    ctx: &Ctx,
+    t: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
+) -> Result<Vec<(String, String)>, ScenarioError> {
+    let Some(t) = t else { return Ok(Vec::new()) };
+    let mut entries: Vec<(String, Spanned<toml::Value>)> = t.into_iter().collect();
+    // The profile resets every other option, so it goes first.
+    entries.sort_by_key(|(k, _)| k != "profile");
+    let mut opts =
+        crate::sim::SimOptions::profile("small-gpu").map_err(|m| ctx.at(0..0, "sim", m))?;
+    let mut out = Vec::new();
+    for (k, v) in entries {
+        let text = match v.get_ref() {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+            _ => {
+                return Err(ctx.at(
+                    v.span(),
+                    &format!("sim.{k}"),
+                    "must be a string, number or boolean",
+                ))
+            }
+        };
+        opts.set(&k, &text)
+            .map_err(|m| ctx.at(v.span(), &format!("sim.{k}"), m))?;
+        out.push((k, text));
+    }
+    Ok(out)
+}
+
+pub(super) fn positive_secs(
+    ctx: &Ctx,
+    v: &Option<Spanned<f64>>,
+    field: &str,
+    default: f64,
+) -> Result<f64, ScenarioError> {
+    match v {
+        None => Ok(default),
+        Some(s) if s.get_ref().is_finite() && *s.get_ref() > 0.0 => Ok(*s.get_ref()),
+        Some(s) => Err(ctx.at(
+            s.span(),
+            field,
+            format!("must be a positive number of seconds (got {})", s.get_ref()),
+        )),
+    }
+}
+
+/// Request-body fields that define the traffic (what is asked, how much, streamed how); they
+/// cannot be `request.body_vars`, or a "one-variable change" could change the workload.
+const TRAFFIC_FIELDS: &[&str] = &[
+    "model",
+    "messages",
+    "prompt",
+    "stream",
+    "stream_options",
+    "max_tokens",
+    "max_completion_tokens",
+    "min_tokens",
+    "ignore_eos",
+    "n",
+];
+
+fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
+    if let Some(m) = &r.max_tokens {
+        if *m.get_ref() == 0 {
+            return Err(ctx.at(m.span(), "request.max_tokens", "must be at least 1"));
+        }
+    }
+    if let Some(t) = &r.temperature {
+        let t_val = *t.get_ref();
+        if !(t_val.is_finite() && t_val >= 0.0) {
+            return Err(ctx.at(
+                t.span(),
+                "request.temperature",
+                format!("must be ≥ 0 (got {t_val})"),
+            ));
+        }
+    }
+    let timeout_s = positive_secs(ctx, &r.timeout_s, "request.timeout_s", 600.0)?;
+    let first_token_timeout_s = positive_secs(
+        ctx,
+        &r.first_token_timeout_s,
+        "request.first_token_timeout_s",
+        timeout_s,
+    )?;
+    if first_token_timeout_s > timeout_s {
+        let span = r
+            .first_token_timeout_s
+            .as_ref()
+            .map(|s| s.span())
+            .unwrap_or(0..0);
+        return Err(ctx.at(
+            span,
+            "request.first_token_timeout_s",
+            format!("is longer than request.timeout_s ({timeout_s} s)"),
+        ));
+    }
+    let body_vars = match r.body_vars {
+        None => Vec::new(),
+        Some(b) => {
+            let span = b.span();
+            let names = b.into_inner();
+            for (i, n) in names.iter().enumerate() {
+                let why = if n.trim().is_empty() || n.contains('=') {
+                    Some(format!("`{n}` is not a field name"))
+                } else if TRAFFIC_FIELDS.contains(&n.as_str()) {
+                    Some(format!(
+                        "`{n}` shapes the traffic itself and cannot be a var; change the scenario instead"
+                    ))
+                } else if names[..i].contains(n) {
+                    Some(format!("`{n}` is listed twice"))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(ctx.at(span, "request.body_vars", why));
+                }
+            }
+            names
+        }
+    };
+    Ok(RequestParams {
+        max_tokens: r.max_tokens.map(Spanned::into_inner),
+        temperature: r.temperature.map(Spanned::into_inner),
+        ignore_eos: r.ignore_eos.unwrap_or(true),
+        timeout_s,
+        first_token_timeout_s,
+        extra: r.extra.unwrap_or_default(),
+        body_vars,
+    })
+}
+
+fn slo(ctx: &Ctx, s: RawSlo) -> Result<Slo, ScenarioError> {
+    let one = |v: Option<Spanned<f64>>, name: &str| -> Result<Option<f64>, ScenarioError> {
+        match v {
+            None => Ok(None),
+            Some(x) if x.get_ref().is_finite() && *x.get_ref() > 0.0 => Ok(Some(x.into_inner())),
+            Some(x) => Err(ctx.at(
+                x.span(),
+                &format!("slo.{name}"),
+                format!(
+                    "must be a positive number of milliseconds (got {})",
+                    x.get_ref()
+                ),
+            )),
+        }
+    };
+    Ok(Slo {
+        ttft_ms: one(s.ttft_ms, "ttft_ms")?,
+        tpot_ms: one(s.tpot_ms, "tpot_ms")?,
+        e2e_ms: one(s.e2e_ms, "e2e_ms")?,
+    })
+}

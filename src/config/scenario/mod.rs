@@ -1,0 +1,86 @@
+//! Scenario files (TOML) → a validated [`Scenario`].
+//!
+//! Parsing is two-stage: serde reads the file into [`raw`] structs (unknown fields rejected,
+//! every value's span kept), then the checks here turn them into the typed form, checking
+//! values and cross-field rules. serde errors carry a byte span (from `toml`) and a field path
+//! (from `serde_path_to_error`); our own checks use the spans kept in [`raw`]. Every error is
+//! [`ScenarioError::Invalid`] with the file, the 1-based line and column, and the dotted field
+//! path. The schema is documented in `scenarios/README.md`.
+
+mod build;
+mod load;
+mod raw;
+mod workload;
+
+use crate::error::ScenarioError;
+use crate::model::scenario::Scenario;
+use raw::RawScenario;
+use std::ops::Range;
+use std::path::Path;
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Validates scenario text; `path` is used for messages and to resolve dataset paths.
+pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx { path, text };
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(&ctx, &e, String::new()))?;
+    let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e
+            .path()
+            .iter()
+            .map(|s| s.to_string())
+            .filter(|s| !s.starts_with("$__") && s != "?")
+            .collect::<Vec<_>>()
+            .join(".");
+        toml_error(&ctx, e.inner(), field)
+    })?;
+    build::build(&ctx, raw)
+}
+
+fn toml_error(ctx: &Ctx, e: &toml::de::Error, field: String) -> ScenarioError {
+    let span = e.span().unwrap_or(0..0);
+    ctx.at(span, &field, e.message().trim().to_string())
+}
+
+/// Where errors point: the file's name and text.
+pub(crate) struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn at(
+        &self,
+        span: Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> ScenarioError {
+        let (line, column) = line_col(self.text, span.start);
+        ScenarioError::Invalid {
+            path: self.path.to_path_buf(),
+            line,
+            column,
+            field: (!field.is_empty()).then(|| field.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests;

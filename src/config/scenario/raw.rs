@@ -1,0 +1,97 @@
+//! The scenario file exactly as written: serde structs that reject unknown fields and keep the
+//! source span of every value that a later cross-field check may need to point at.
+
+use crate::model::scenario::{Api, Arrival, DatasetOrder, LengthDist, Salt, WorkloadKind};
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub api: Api,
+    pub model: Option<String>,
+    pub endpoint: Option<Spanned<String>>,
+    pub api_key_env: Option<String>,
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub request: RawRequest,
+    pub workload: Spanned<RawWorkload>,
+    pub load: Spanned<RawLoad>,
+    #[serde(default)]
+    pub slo: RawSlo,
+    /// Simulator settings used when no endpoint is given (validated by `sim::SimOptions`).
+    pub sim: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
+    pub server_metrics: Option<RawServerMetrics>,
+    /// Regression-gate thresholds (validated by `gate::parse_threshold`).
+    pub gate: Option<std::collections::BTreeMap<String, Spanned<String>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRequest {
+    pub max_tokens: Option<Spanned<u32>>,
+    pub temperature: Option<Spanned<f64>>,
+    pub ignore_eos: Option<bool>,
+    pub timeout_s: Option<Spanned<f64>>,
+    pub first_token_timeout_s: Option<Spanned<f64>>,
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
+    pub body_vars: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    #[serde(rename = "type")]
+    pub kind: WorkloadKind,
+    pub input_tokens: Option<Spanned<LengthDist>>,
+    pub output_tokens: Option<Spanned<LengthDist>>,
+    pub prefixes: Option<Spanned<u32>>,
+    pub prefix_tokens: Option<Spanned<u32>>,
+    pub suffix_tokens: Option<Spanned<LengthDist>>,
+    pub long_fraction: Option<Spanned<f64>>,
+    pub short: Option<Spanned<RawLengths>>,
+    pub long: Option<Spanned<RawLengths>>,
+    pub path: Option<Spanned<String>>,
+    pub order: Option<Spanned<DatasetOrder>>,
+    pub salt: Option<Spanned<Salt>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLengths {
+    pub input_tokens: LengthDist,
+    pub output_tokens: LengthDist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoad {
+    pub concurrency: Option<Spanned<u32>>,
+    pub rate: Option<Spanned<f64>>,
+    pub arrival: Option<Spanned<Arrival>>,
+    pub burstiness: Option<Spanned<f64>>,
+    pub max_concurrency: Option<Spanned<u32>>,
+    pub requests: Option<Spanned<u64>>,
+    pub duration: Option<Spanned<String>>,
+    pub warmup: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlo {
+    pub ttft_ms: Option<Spanned<f64>>,
+    pub tpot_ms: Option<Spanned<f64>>,
+    pub e2e_ms: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServerMetrics {
+    pub url: Option<Spanned<String>>,
+    pub interval_s: Option<Spanned<f64>>,
+    pub enabled: Option<bool>,
+}

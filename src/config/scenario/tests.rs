@@ -1,0 +1,133 @@
+//! Scenario validation: file, line, column and field in every error.
+
+use super::*;
+use crate::config::values::parse_duration;
+use crate::model::scenario::*;
+
+const GOOD: &str = r#"
+name = "t"
+api = "completions"
+
+[workload]
+type = "synthetic"
+input_tokens = { dist = "uniform", min = 10, max = 20 }
+output_tokens = 8
+
+[load]
+rate = 5.0
+arrival = "gamma"
+burstiness = 0.5
+requests = 10
+"#;
+
+fn err(text: &str) -> String {
+    parse(text, Path::new("x.toml")).unwrap_err().to_string()
+}
+
+#[test]
+fn good_scenario_parses() {
+    let s = parse(GOOD, Path::new("x.toml")).unwrap();
+    assert_eq!(s.api, Api::Completions);
+    assert!(matches!(s.load.mode, LoadMode::Open { burstiness, .. } if burstiness == 0.5));
+    assert_eq!(s.seed, 42);
+    assert!(s.request.ignore_eos);
+}
+
+#[test]
+fn unknown_field_names_file_line_and_field() {
+    let e = err(&GOOD.replace("requests = 10", "requests = 10\nreqests = 3"));
+    assert!(
+        e.starts_with("x.toml:15:1: field `load.reqests`: unknown field"),
+        "{e}"
+    );
+    assert!(e.contains("reqests"), "{e}");
+}
+
+#[test]
+fn body_vars_must_be_plain_fields_outside_the_traffic() {
+    let with = |list: &str| {
+        GOOD.replace(
+            "[workload]",
+            &format!("[request]\nbody_vars = {list}\n\n[workload]"),
+        )
+    };
+    let ok = parse(&with(r#"["cache_prompt"]"#), Path::new("x.toml")).unwrap();
+    assert_eq!(ok.request.body_vars, ["cache_prompt"]);
+    let e = err(&with(r#"["max_tokens"]"#));
+    assert!(
+        e.starts_with("x.toml:6:13: field `request.body_vars`: `max_tokens` shapes the traffic"),
+        "{e}"
+    );
+    assert!(err(&with(r#"["a", "a"]"#)).contains("listed twice"));
+    assert!(err(&with(r#"[""]"#)).contains("not a field name"));
+}
+
+#[test]
+fn bad_value_points_at_the_value() {
+    let e = err(&GOOD.replace("rate = 5.0", "rate = -1.0"));
+    assert!(
+        e.starts_with("x.toml:11:8: field `load.rate`: must be a positive"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("min = 10, max = 20", "min = 10, max = 2"));
+    assert!(
+        e.contains(":7:") && e.contains("input_tokens") && e.contains("below min"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cross_field_rules() {
+    let e = err(&GOOD.replace("rate = 5.0", "rate = 5.0\nconcurrency = 3"));
+    assert!(
+        e.contains("load.concurrency") && e.contains("not both"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("output_tokens = 8", "output_tokens = 8\nprefixes = 3"));
+    assert!(
+        e.contains("x.toml:9:12") && e.contains("workload.prefixes"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("output_tokens = 8\n", ""));
+    assert!(
+        e.contains("workload.output_tokens") && e.contains("request.max_tokens"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("arrival = \"gamma\"", "arrival = \"poisson\""));
+    assert!(e.contains("load.burstiness"), "{e}");
+    let e = err(&GOOD.replace("requests = 10", ""));
+    assert!(e.contains("duration"), "{e}");
+}
+
+#[test]
+fn sim_table_is_checked_at_load_and_kept_out_of_the_hash() {
+    let with = format!("{GOOD}\n[sim]\nprofile = \"h100-8b\"\nquant = \"int8\"\nspec = 3\n");
+    let s = parse(&with, Path::new("x.toml")).unwrap();
+    assert_eq!(s.sim[0], ("profile".to_string(), "h100-8b".to_string()));
+    assert!(s.sim.contains(&("spec".to_string(), "3".to_string())));
+    let plain = parse(GOOD, Path::new("x.toml")).unwrap();
+    assert_eq!(s.traffic_hash(), plain.traffic_hash());
+    let e = err(&format!("{GOOD}\n[sim]\nquant = \"int3\"\n"));
+    assert!(
+        e.contains("x.toml:17:9: field `sim.quant`") && e.contains("int4"),
+        "{e}"
+    );
+}
+
+#[test]
+fn hash_ignores_endpoint_but_not_load() {
+    let a = parse(GOOD, Path::new("x.toml")).unwrap();
+    let mut b = a.clone();
+    b.endpoint = Some("http://127.0.0.1:1/v1".into());
+    assert_eq!(a.traffic_hash(), b.traffic_hash());
+    b.load.requests = Some(11);
+    assert_ne!(a.traffic_hash(), b.traffic_hash());
+}
+
+#[test]
+fn durations() {
+    assert_eq!(parse_duration("90s").unwrap(), 90.0);
+    assert_eq!(parse_duration("1m 30s").unwrap(), 90.0);
+    assert_eq!(parse_duration("2.5").unwrap(), 2.5);
+    assert!(parse_duration("soon").is_err());
+}

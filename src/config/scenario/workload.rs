@@ -1,0 +1,166 @@
+//! `[workload]`: which generator and its lengths; fields of another type are errors.
+
+use super::raw::{RawLengths, RawWorkload};
+use super::Ctx;
+use crate::error::ScenarioError;
+use crate::model::dataset::Dataset;
+use crate::model::scenario::*;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+use toml::Spanned;
+
+pub(super) fn workload(
+    ctx: &Ctx,
+    w: Spanned<RawWorkload>,
+    request: &RequestParams,
+    base_dir: &Path,
+) -> Result<(Workload, Option<Arc<Dataset>>), ScenarioError> {
+    let span = w.span();
+    let w = w.into_inner();
+    let kind = w.kind;
+    let kind_name = serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    // Fields that belong to other workload types are errors, not silently ignored.
+    let allowed: &[&str] = match kind {
+        WorkloadKind::Synthetic => &["input_tokens", "output_tokens"],
+        WorkloadKind::SharedPrefix => &[
+            "prefixes",
+            "prefix_tokens",
+            "suffix_tokens",
+            "output_tokens",
+        ],
+        WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
+        WorkloadKind::Dataset => &["path", "order", "output_tokens"],
+    };
+    let present: [(&str, Option<Range<usize>>); 10] = [
+        ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
+        ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
+        ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
+        ("prefix_tokens", w.prefix_tokens.as_ref().map(|s| s.span())),
+        ("suffix_tokens", w.suffix_tokens.as_ref().map(|s| s.span())),
+        ("long_fraction", w.long_fraction.as_ref().map(|s| s.span())),
+        ("short", w.short.as_ref().map(|s| s.span())),
+        ("long", w.long.as_ref().map(|s| s.span())),
+        ("path", w.path.as_ref().map(|s| s.span())),
+        ("order", w.order.as_ref().map(|s| s.span())),
+    ];
+    for (name, sp) in &present {
+        if let Some(sp) = sp {
+            if !allowed.contains(name) {
+                return Err(ctx.at(
+                    sp.clone(),
+                    &format!("workload.{name}"),
+                    format!(
+                        "is not used by type = \"{kind_name}\" (it takes {})",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    let missing = |name: &str| {
+        ctx.at(
+            span.clone(),
+            &format!("workload.{name}"),
+            format!("is required for type = \"{kind_name}\""),
+        )
+    };
+    // Output length: the workload's own distribution, else request.max_tokens.
+    let output = |o: Option<Spanned<LengthDist>>| -> Result<LengthDist, ScenarioError> {
+        match (o, request.max_tokens) {
+            (Some(d), _) => Ok(d.into_inner()),
+            (None, Some(m)) => Ok(LengthDist::Fixed { value: m }),
+            (None, None) => Err(ctx.at(
+                span.clone(),
+                "workload.output_tokens",
+                "is required unless request.max_tokens is set",
+            )),
+        }
+    };
+    let w_out = match kind {
+        WorkloadKind::Synthetic => Workload::Synthetic {
+            input_tokens: w
+                .input_tokens
+                .ok_or_else(|| missing("input_tokens"))?
+                .into_inner(),
+            output_tokens: output(w.output_tokens)?,
+        },
+        WorkloadKind::SharedPrefix => {
+            let prefixes = w.prefixes.ok_or_else(|| missing("prefixes"))?;
+            if *prefixes.get_ref() == 0 {
+                return Err(ctx.at(prefixes.span(), "workload.prefixes", "must be at least 1"));
+            }
+            let prefix_tokens = w.prefix_tokens.ok_or_else(|| missing("prefix_tokens"))?;
+            if *prefix_tokens.get_ref() == 0 {
+                return Err(ctx.at(
+                    prefix_tokens.span(),
+                    "workload.prefix_tokens",
+                    "must be at least 1",
+                ));
+            }
+            Workload::SharedPrefix {
+                prefixes: prefixes.into_inner(),
+                prefix_tokens: prefix_tokens.into_inner(),
+                suffix_tokens: w
+                    .suffix_tokens
+                    .ok_or_else(|| missing("suffix_tokens"))?
+                    .into_inner(),
+                output_tokens: output(w.output_tokens)?,
+            }
+        }
+        WorkloadKind::LongShortMix => {
+            let f = w.long_fraction.ok_or_else(|| missing("long_fraction"))?;
+            let fv = *f.get_ref();
+            if !(0.0..=1.0).contains(&fv) {
+                return Err(ctx.at(
+                    f.span(),
+                    "workload.long_fraction",
+                    format!("must be between 0 and 1 (got {fv})"),
+                ));
+            }
+            let lengths = |l: RawLengths| Lengths {
+                input_tokens: l.input_tokens,
+                output_tokens: l.output_tokens,
+            };
+            Workload::LongShortMix {
+                long_fraction: fv,
+                short: lengths(w.short.ok_or_else(|| missing("short"))?.into_inner()),
+                long: lengths(w.long.ok_or_else(|| missing("long"))?.into_inner()),
+            }
+        }
+        WorkloadKind::Dataset => {
+            let p = w.path.ok_or_else(|| missing("path"))?;
+            let resolved = base_dir.join(p.get_ref());
+            let dataset = crate::config::dataset::load(&resolved).map_err(|e| match e {
+                ScenarioError::Read { source, .. } => ctx.at(
+                    p.span(),
+                    "workload.path",
+                    format!("cannot read {}: {source}", resolved.display()),
+                ),
+                other => other,
+            })?;
+            let output_tokens = match (w.output_tokens, request.max_tokens) {
+                (Some(d), _) => d.into_inner(),
+                (None, Some(m)) => LengthDist::Fixed { value: m },
+                (None, None) if dataset.all_have_output_tokens() => LengthDist::Fixed { value: 1 },
+                (None, None) => {
+                    return Err(ctx.at(span, "workload.output_tokens", "is required: some dataset lines have no output_tokens and request.max_tokens is not set"))
+                }
+            };
+            let sha256 = dataset.sha256.clone();
+            return Ok((
+                Workload::Dataset {
+                    path: p.into_inner(),
+                    sha256,
+                    order: w.order.map(Spanned::into_inner).unwrap_or_default(),
+                    output_tokens,
+                },
+                Some(Arc::new(dataset)),
+            ));
+        }
+    };
+    Ok((w_out, None))
+}

@@ -1,0 +1,194 @@
+//! The client's side of the OpenAI-compatible wire format ([`crate::model::wire`]): the body
+//! it sends, and what each stream chunk means to the measurement.
+//!
+//! A chunk "carries generated text" when `choices[0].delta.content`, `.reasoning_content` or
+//! `.reasoning` (chat) or `choices[0].text` (completions) is a non-empty string. Role-only
+//! chat chunks, usage-only chunks and empty deltas do not count: TTFT and ITL are timed on text,
+//! not on the first byte the server sends.
+
+use crate::model::scenario::{Api, RequestParams};
+use crate::model::wire::{Chunk, Request, StreamOptions, Usage};
+use crate::plan::prompts::{Prompt, RequestSpec};
+use serde_json::{json, Value};
+
+/// The JSON body for one request: the typed fields, then `[request.extra]` (and `--param`)
+/// merged on top, so a scenario may override anything.
+pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
+    let (messages, prompt) = match (api, &spec.prompt) {
+        (Api::Chat, Prompt::Text(t)) => (Some(json!([{ "role": "user", "content": t }])), None),
+        (Api::Chat, Prompt::Messages(m)) => (Some(m.clone()), None),
+        (Api::Completions, Prompt::Text(t)) => (None, Some(json!(t))),
+        // Rejected at load time (a `messages` dataset needs the chat API); send the last
+        // message's text rather than nothing if it ever gets here.
+        (Api::Completions, Prompt::Messages(m)) => (
+            None,
+            Some(
+                m.as_array()
+                    .and_then(|a| a.last())
+                    .and_then(|l| l.get("content"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            ),
+        ),
+    };
+    let request = Request {
+        model: Some(model.to_string()),
+        messages,
+        prompt,
+        max_tokens: Some(json!(spec.max_tokens)),
+        temperature: params.temperature,
+        ignore_eos: params.ignore_eos.then_some(true),
+        stream: Some(true),
+        stream_options: Some(StreamOptions {
+            include_usage: true,
+        }),
+        ..Default::default()
+    };
+    let mut body = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
+    if let Some(b) = body.as_object_mut() {
+        for (k, v) in &params.extra {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    body
+}
+
+/// What one `data:` payload means to the benchmark.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChunkInfo {
+    /// Bytes of generated text (content + reasoning) in this chunk.
+    pub text_bytes: usize,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    /// An error reported inside the stream.
+    pub error: Option<String>,
+}
+
+/// Interprets one JSON payload; `Err` means it is not a JSON object we can read.
+pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
+    let c: Chunk = serde_json::from_slice(data).map_err(|e| {
+        let shown = String::from_utf8_lossy(&data[..data.len().min(120)]).into_owned();
+        format!("unreadable chunk ({e}): {shown}")
+    })?;
+    let mut info = ChunkInfo {
+        usage: c.usage,
+        ..Default::default()
+    };
+    if let Some(e) = &c.error {
+        info.error = Some(error_text(e));
+        return Ok(info);
+    }
+    if c.object.as_deref() == Some("error") {
+        info.error = Some(
+            c.message
+                .as_ref()
+                .map(error_text)
+                .unwrap_or_else(|| "error".into()),
+        );
+        return Ok(info);
+    }
+    info.text_bytes = c.text_bytes();
+    info.finish_reason = c
+        .choices
+        .first()
+        .and_then(|ch| ch.finish_reason.as_deref())
+        .map(str::to_string);
+    Ok(info)
+}
+
+/// A short human message from an error value (`{"message": …}`, a string, or the JSON).
+pub fn error_text(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        Value::Object(o) => match o.get("message") {
+            Some(Value::String(m)) => m.clone(),
+            _ => v.to_string(),
+        },
+        other => other.to_string(),
+    };
+    truncate(&s, 300)
+}
+
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_only_and_usage_only_chunks_carry_no_text() {
+        let role = br#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#;
+        assert_eq!(interpret(role).unwrap().text_bytes, 0);
+        let usage = br#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}"#;
+        let u = interpret(usage).unwrap();
+        assert_eq!(u.text_bytes, 0);
+        assert_eq!(u.usage.unwrap().completion_tokens, Some(5));
+    }
+
+    #[test]
+    fn content_reasoning_and_completions_text_count() {
+        let c = br#"{"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}"#;
+        assert_eq!(interpret(c).unwrap().text_bytes, 2);
+        let r = br#"{"choices":[{"delta":{"reasoning_content":"abc"}}]}"#;
+        assert_eq!(interpret(r).unwrap().text_bytes, 3);
+        let r2 = br#"{"choices":[{"delta":{"reasoning":"abcd"}}]}"#;
+        assert_eq!(interpret(r2).unwrap().text_bytes, 4);
+        let t = br#"{"choices":[{"text":" x","finish_reason":"length"}]}"#;
+        let i = interpret(t).unwrap();
+        assert_eq!(
+            (i.text_bytes, i.finish_reason.as_deref()),
+            (2, Some("length"))
+        );
+    }
+
+    #[test]
+    fn errors_in_stream_both_shapes() {
+        let a = br#"{"error":{"message":"KV cache exhausted","code":500}}"#;
+        assert_eq!(
+            interpret(a).unwrap().error.as_deref(),
+            Some("KV cache exhausted")
+        );
+        let b = br#"{"object":"error","message":"bad","type":"BadRequestError"}"#;
+        assert_eq!(interpret(b).unwrap().error.as_deref(), Some("bad"));
+        assert!(interpret(b"not json").is_err());
+    }
+
+    #[test]
+    fn body_asks_for_usage_and_honours_extra() {
+        let spec = RequestSpec {
+            index: 0,
+            warmup: false,
+            prompt: Prompt::Text("hello".into()),
+            input_tokens_target: Some(1),
+            max_tokens: 9,
+            class: String::new(),
+        };
+        let mut params = RequestParams {
+            max_tokens: None,
+            temperature: Some(0.0),
+            ignore_eos: true,
+            timeout_s: 1.0,
+            first_token_timeout_s: 1.0,
+            extra: serde_json::Map::new(),
+            body_vars: Vec::new(),
+        };
+        params.extra.insert("top_p".into(), json!(0.5));
+        let b = request_body(Api::Chat, "m", &params, &spec);
+        assert_eq!(b["stream_options"]["include_usage"], json!(true));
+        assert_eq!(b["ignore_eos"], json!(true));
+        assert_eq!(b["max_tokens"], json!(9));
+        assert_eq!(b["top_p"], json!(0.5));
+        assert_eq!(b["messages"][0]["content"], json!("hello"));
+        let c = request_body(Api::Completions, "m", &params, &spec);
+        assert_eq!(c["prompt"], json!("hello"));
+    }
+}

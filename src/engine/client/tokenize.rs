@@ -1,0 +1,282 @@
+//! Exact prompt lengths: synthetic prompts calibrated with the server's own tokenizer, or with
+//! a local `tokenizer.json` ([`super::local_tokenizer`]).
+//!
+//! Server: `POST {origin}/tokenize` as vLLM serves it (`{"model", "prompt"}` or, for chat,
+//! `{"model", "messages", "add_generation_prompt": true}` so the chat template is counted the
+//! way usage counts it), and as llama-server serves it when the first shape is refused or
+//! counts nothing: `{"content", "add_special": true}`, for chat after `POST /apply-template`
+//! has rendered the messages with the model's template.
+//!
+//! For each planned request the word count is searched until the tokenizer counts exactly the
+//! targeted tokens: the first step assumes a word is a token, later steps interpolate between
+//! the closest trials below and above the target (a secant step until both exist), at most
+//! [`MAX_TRIALS`] counts. When no word count hits the target exactly (a tokenizer with several
+//! tokens per word) the closest is kept and the run's `prompt_length_error` shows what is
+//! left. Requests beyond the first [`MAX_CALIBRATED`], and unbounded runs, use the median
+//! correction.
+
+use super::local_tokenizer::LocalTokenizer;
+use super::Target;
+use crate::model::scenario::Api;
+use crate::plan::prompts::{Generator, Prompt};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub const MAX_CALIBRATED: usize = 20_000;
+/// Tokenizer calls per calibrated prompt, at most.
+pub const MAX_TRIALS: usize = 10;
+
+/// The server's `/tokenize`.
+pub struct ServerTokenizer {
+    http: reqwest::Client,
+    url: url::Url,
+    model: String,
+    api: Api,
+    key: Option<String>,
+}
+
+impl ServerTokenizer {
+    pub fn new(target: &Target) -> Result<ServerTokenizer, String> {
+        let mut url = target.base.clone();
+        url.set_path("/tokenize");
+        let http = super::http_client().map_err(|e| e.to_string())?;
+        Ok(ServerTokenizer {
+            http,
+            url,
+            model: target.model.clone(),
+            api: target.api,
+            key: target.api_key().map(str::to_string),
+        })
+    }
+
+    async fn post(&self, body: Value) -> Result<Option<u64>, String> {
+        Ok(self.post_to(&self.url, body).await?.and_then(|v| {
+            v.get("count").and_then(Value::as_u64).or_else(|| {
+                v.get("tokens")
+                    .and_then(Value::as_array)
+                    .map(|a| a.len() as u64)
+            })
+        }))
+    }
+
+    async fn post_to(&self, url: &url::Url, body: Value) -> Result<Option<Value>, String> {
+        let mut req = self
+            .http
+            .post(url.clone())
+            .timeout(Duration::from_secs(10))
+            .json(&body);
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k);
+        }
+        let r = req.send().await.map_err(|e| e.to_string())?;
+        if r.status().is_client_error() {
+            return Ok(None);
+        }
+        if !r.status().is_success() {
+            return Err(format!("HTTP {}", r.status()));
+        }
+        r.json().await.map(Some).map_err(|e| e.to_string())
+    }
+
+    /// Tokens the server counts for this prompt, as `usage.prompt_tokens` would.
+    pub async fn count(&self, prompt: &Prompt) -> Result<u64, String> {
+        let (first, text) = match (self.api, prompt) {
+            (Api::Chat, Prompt::Text(t)) => (
+                json!({"model": self.model, "messages": [{"role": "user", "content": t}], "add_generation_prompt": true}),
+                t.clone(),
+            ),
+            (Api::Chat, Prompt::Messages(m)) => (
+                json!({"model": self.model, "messages": m, "add_generation_prompt": true}),
+                String::new(),
+            ),
+            (Api::Completions, Prompt::Text(t)) => {
+                (json!({"model": self.model, "prompt": t}), t.clone())
+            }
+            (Api::Completions, Prompt::Messages(_)) => {
+                return Err("a messages prompt on the completions API".into())
+            }
+        };
+        if let Some(n) = self.post(first).await?.filter(|n| *n > 0) {
+            return Ok(n);
+        }
+        // llama-server: render the chat template first, then count with special tokens.
+        let content = match (self.api, prompt) {
+            (Api::Completions, _) => text,
+            (Api::Chat, p) => {
+                let messages = match p {
+                    Prompt::Text(t) => json!([{"role": "user", "content": t}]),
+                    Prompt::Messages(m) => m.clone(),
+                };
+                let mut at = self.url.clone();
+                at.set_path("/apply-template");
+                self.post_to(&at, json!({ "messages": messages }))
+                    .await?
+                    .and_then(|v| v.get("prompt").and_then(Value::as_str).map(str::to_string))
+                    .ok_or_else(|| format!("{at} did not render the chat template"))?
+            }
+        };
+        self.post(json!({"content": content, "add_special": true}))
+            .await?
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                format!(
+                    "{} refused both the vLLM and the llama-server request shapes",
+                    self.url
+                )
+            })
+    }
+}
+
+/// What counts a prompt's tokens during calibration.
+pub enum Counter {
+    Server(ServerTokenizer),
+    Local(Box<LocalTokenizer>),
+}
+
+impl Counter {
+    pub async fn count(&self, prompt: &Prompt) -> Result<u64, String> {
+        match self {
+            Counter::Server(t) => t.count(prompt).await,
+            Counter::Local(t) => t.count(prompt),
+        }
+    }
+}
+
+/// The word correction that makes `count` hit `target`, or the closest one found.
+pub async fn search<F, Fut>(target: u64, mut count: F) -> Result<i32, String>
+where
+    F: FnMut(i32) -> Fut,
+    Fut: std::future::Future<Output = Result<u64, String>>,
+{
+    let target = target as i64;
+    let mut best = (i64::MAX, 0i32);
+    // Closest trials below and above the target: (delta, tokens).
+    let mut below: Option<(i32, i64)> = None;
+    let mut above: Option<(i32, i64)> = None;
+    let mut last: Option<(i32, i64)> = None;
+    let mut delta = 0i32;
+    for _ in 0..MAX_TRIALS {
+        let n = count(delta).await? as i64;
+        let diff = target - n;
+        if diff.abs() < best.0 {
+            best = (diff.abs(), delta);
+        }
+        if diff == 0 {
+            break;
+        }
+        if diff > 0 {
+            below = Some(below.map_or((delta, n), |b| if delta > b.0 { (delta, n) } else { b }));
+        } else {
+            above = Some(above.map_or((delta, n), |a| if delta < a.0 { (delta, n) } else { a }));
+        }
+        let next = match (below, above) {
+            (Some(b), Some(a)) => {
+                if a.0 - b.0 <= 1 {
+                    break; // adjacent word counts straddle the target: keep the closer
+                }
+                let step = ((target - b.1) as f64 * (a.0 - b.0) as f64 / (a.1 - b.1) as f64).round()
+                    as i32;
+                (b.0 + step).clamp(b.0 + 1, a.0 - 1)
+            }
+            _ => {
+                // Tokens per word, from the last two trials when they moved; else one.
+                let slope = match last {
+                    Some((d0, n0)) if d0 != delta && n != n0 => {
+                        (n - n0) as f64 / (delta - d0) as f64
+                    }
+                    _ => 1.0,
+                };
+                if slope <= 0.0 {
+                    break; // fewer words no longer means fewer tokens (one word is the floor)
+                }
+                let step = (diff as f64 / slope).round() as i32;
+                delta
+                    + if step == 0 {
+                        diff.signum() as i32
+                    } else {
+                        step
+                    }
+            }
+        };
+        last = Some((delta, n));
+        if next == delta {
+            break;
+        }
+        delta = next;
+    }
+    Ok(best.1)
+}
+
+/// Per-request word corrections for `indices`, and the median one for everything else.
+pub async fn calibrate(
+    counter: &Counter,
+    generator: &Generator,
+    indices: &[u64],
+) -> Result<(HashMap<u64, i32>, i32), String> {
+    let mut deltas = HashMap::new();
+    for &i in indices.iter().take(MAX_CALIBRATED) {
+        let Some(target) = generator.spec(i).input_tokens_target else {
+            continue;
+        };
+        let delta = search(target as u64, |d| {
+            let spec = generator.spec_with_delta(i, d);
+            async move { counter.count(&spec.prompt).await }
+        })
+        .await?;
+        deltas.insert(i, delta);
+    }
+    let mut all: Vec<i32> = deltas.values().copied().collect();
+    all.sort();
+    let median = all.get(all.len() / 2).copied().unwrap_or(0);
+    Ok((deltas, median))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tokens(words)` for a tokenizer with `per_word` tokens a word plus `overhead`, with the
+    /// generator's floor of one word; `base` words at delta 0.
+    fn model(base: i32, per_word: i64, overhead: i64) -> impl Fn(i32) -> u64 {
+        move |d| ((base + d).max(1) as i64 * per_word + overhead) as u64
+    }
+
+    fn run(target: u64, f: impl Fn(i32) -> u64) -> (i32, usize) {
+        let calls = std::cell::Cell::new(0);
+        let d = futures_util::FutureExt::now_or_never(search(target, |d| {
+            calls.set(calls.get() + 1);
+            std::future::ready(Ok(f(d)))
+        }))
+        .unwrap()
+        .unwrap();
+        (d, calls.get())
+    }
+
+    #[test]
+    fn words_near_tokens_converge_in_a_step_or_two() {
+        let f = model(100, 1, 9);
+        let (d, calls) = run(100, &f);
+        assert_eq!(f(d), 100);
+        assert!(calls <= 2, "{calls}");
+    }
+
+    #[test]
+    fn several_tokens_per_word_still_converge_or_land_closest() {
+        // 3 tokens a word: 100 words → 300 tokens; only multiples of 3 (+ 2) are reachable.
+        let f = model(100, 3, 2);
+        let (d, _) = run(149, &f);
+        assert_eq!(f(d), 149);
+        let (d, calls) = run(150, &f);
+        assert!((f(d) as i64 - 150).abs() <= 1, "{}", f(d));
+        assert!(calls <= MAX_TRIALS);
+    }
+
+    #[test]
+    fn an_unreachable_target_keeps_the_floor() {
+        // The overhead alone exceeds the target: one word is as close as it gets.
+        let f = model(50, 1, 80);
+        let (d, _) = run(40, &f);
+        assert_eq!(f(d), 81);
+    }
+}

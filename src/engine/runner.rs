@@ -1,0 +1,358 @@
+//! Executes a plan: dispatches requests at their intended times and collects one record each.
+//!
+//! *Open loop* (`rate`): every intended send time is in the [`Plan`], computed before the run
+//! starts. A dispatcher thread of its own sleeps until each time (to
+//! within a few µs; tokio's timer has 1 ms ticks) and spawns the request as its own task, so a
+//! slow server never delays the schedule; the next request is generated while waiting, not
+//! after. With `max_concurrency` the task first waits for a slot; that wait
+//! is recorded as `queue_us` and the latency still counts from the intended time.
+//! *Closed loop* (`concurrency`): N workers, each sending its next request when the previous one
+//! ends; the intended time is the moment the worker picks the request up.
+//!
+//! Stopping: the `stop` token (Ctrl-C) ends dispatch at once; requests already sent get `grace`
+//! to finish, then the rest are aborted (outcome `aborted`) and the partial run is returned
+//! marked incomplete. Requests still waiting for a slot when stop arrives were never sent and
+//! are counted as `not_sent`.
+
+use crate::error::BenchError;
+use crate::model::hist::{new_histogram, record_us};
+use crate::model::record::{Outcome, RequestRecord};
+use crate::plan::prompts::RequestSpec;
+use crate::plan::{Plan, Release};
+use hdrhistogram::Histogram;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::time::{sleep_until, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Timing context handed to a sender for one request.
+#[derive(Debug, Clone)]
+pub struct SendCtx {
+    pub run_start: Instant,
+    /// The schedule's time for this request.
+    pub intended: Instant,
+    /// Time spent waiting for a `max_concurrency` slot (zero without a cap). Lateness of the
+    /// dispatcher itself is not queueing: it shows as send lag.
+    pub queue: Duration,
+    /// Cancelled when the grace period after a stop has run out.
+    pub abort: CancellationToken,
+}
+
+/// What a sender returns: the record and the inter-token gaps (µs) of the stream.
+#[derive(Debug)]
+pub struct Sent {
+    pub record: RequestRecord,
+    pub itl_us: Vec<u64>,
+}
+
+/// Anything that can execute one request (the HTTP client, or a fake in tests).
+pub trait Sender: Send + Sync + 'static {
+    fn send(&self, spec: RequestSpec, ctx: SendCtx) -> impl Future<Output = Sent> + Send;
+}
+
+/// Everything a run produced, before any summary.
+#[derive(Debug)]
+pub struct RunData {
+    /// Every sent request (warmup included, flagged), in completion order.
+    pub records: Vec<RequestRecord>,
+    /// Inter-token gaps of measured, successful requests (µs).
+    pub itl_us: Histogram<u64>,
+    /// Requests the plan held (None for an unbounded closed loop).
+    pub planned: Option<u64>,
+    /// Dispatched but never sent (waiting for a slot at stop).
+    pub not_sent: u64,
+    pub peak_concurrency: u64,
+    /// Stopped by the caller before the plan was done.
+    pub interrupted: bool,
+    pub run_start: Instant,
+    pub wall: Duration,
+}
+
+impl RunData {
+    pub fn complete(&self) -> bool {
+        !self.interrupted
+    }
+}
+
+/// Spawns one open-loop request: it waits for a `max_concurrency` slot if there is a cap (that
+/// wait is its queue time), then sends.
+fn launch<S: Sender>(
+    handle: &tokio::runtime::Handle,
+    shared: &Arc<Shared<S>>,
+    slots: &Option<Arc<Semaphore>>,
+    spec: RequestSpec,
+    intended: Instant,
+) {
+    let shared = shared.clone();
+    let slots = slots.clone();
+    handle.spawn(async move {
+        let waiting = Instant::now();
+        let _permit = match slots {
+            None => None,
+            Some(s) => tokio::select! {
+                biased;
+                _ = shared.stop.cancelled() => {
+                    shared.counters.not_sent.fetch_add(1, Ordering::SeqCst);
+                    return;
+                }
+                p = s.acquire_owned() => p.ok(),
+            },
+        };
+        shared.one(spec, intended, waiting.elapsed()).await;
+    });
+}
+
+/// Blocks the dispatcher thread until `deadline` (to within a few µs: sleep to 200 µs before,
+/// then spin); false if the run was stopped meanwhile.
+fn wait_until(deadline: std::time::Instant, stop: &CancellationToken) -> bool {
+    loop {
+        if stop.is_cancelled() {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        let left = deadline - now;
+        if left > Duration::from_micros(300) {
+            std::thread::sleep((left - Duration::from_micros(200)).min(Duration::from_millis(20)));
+        } else {
+            while std::time::Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+            return true;
+        }
+    }
+}
+
+/// A real monotonic clock (ns resolution) never reads the same value four times running.
+fn clock_is_paused() -> bool {
+    let a = Instant::now();
+    (0..3).all(|_| Instant::now() == a)
+}
+
+/// Counters the runner reads after every task is gone.
+#[derive(Default)]
+struct Counters {
+    in_flight: AtomicU64,
+    peak: AtomicU64,
+    not_sent: AtomicU64,
+}
+
+/// What each task holds; the channel closes when the last holder drops.
+struct Shared<S> {
+    sender: Arc<S>,
+    tx: mpsc::UnboundedSender<Sent>,
+    abort: CancellationToken,
+    stop: CancellationToken,
+    counters: Arc<Counters>,
+    run_start: Instant,
+}
+
+impl<S: Sender> Shared<S> {
+    async fn one(self: &Arc<Self>, spec: RequestSpec, intended: Instant, queue: Duration) {
+        let c = &self.counters;
+        let n = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        c.peak.fetch_max(n, Ordering::SeqCst);
+        // A child token per request: polling a token locks it, and one token shared by a
+        // thousand streams polled on every chunk is a contended lock.
+        let ctx = SendCtx {
+            run_start: self.run_start,
+            intended,
+            queue,
+            abort: self.abort.child_token(),
+        };
+        let sent = self.sender.send(spec, ctx).await;
+        c.in_flight.fetch_sub(1, Ordering::SeqCst);
+        // The collector outlives every task, so this cannot fail; if it ever did the record
+        // would be lost, so count it as not sent rather than drop it silently.
+        if self.tx.send(sent).is_err() {
+            c.not_sent.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Runs the plan; `observe` sees each record as it completes (for progress display).
+pub async fn run<S: Sender>(
+    sender: Arc<S>,
+    plan: &Plan,
+    grace: Duration,
+    stop: CancellationToken,
+    observe: impl FnMut(&RequestRecord),
+) -> Result<RunData, BenchError> {
+    let run_start = Instant::now();
+    let (tx, rx) = mpsc::unbounded_channel::<Sent>();
+    let counters = Arc::new(Counters::default());
+    let shared = Arc::new(Shared {
+        sender,
+        tx,
+        abort: CancellationToken::new(),
+        stop: stop.clone(),
+        counters: counters.clone(),
+        run_start,
+    });
+    let handles = match &plan.release {
+        Release::Open {
+            offsets,
+            max_concurrency,
+            ..
+        } => vec![release_open(
+            plan,
+            offsets.clone(),
+            *max_concurrency,
+            shared.clone(),
+        )?],
+        Release::Closed { workers } => release_closed(plan, *workers, &shared),
+    };
+    let abort = shared.abort.clone();
+    // Only the tasks hold senders now; the channel closes when the last one finishes.
+    drop(shared);
+    let (records, itl) = collect(rx, &stop, &abort, grace, observe).await;
+    for h in handles {
+        let _ = h.await;
+    }
+    let planned = plan.planned();
+    let not_sent = counters.not_sent.load(Ordering::SeqCst);
+    // Interrupted means the stop came before the plan was through: a stop after the last
+    // request was dispatched changes nothing.
+    let dispatched_all = match planned {
+        Some(p) => records.len() as u64 + not_sent >= p && not_sent == 0,
+        None => false,
+    };
+    let aborted = records.iter().any(|r| r.outcome == Outcome::Aborted);
+    let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
+    Ok(RunData {
+        not_sent,
+        records,
+        itl_us: itl,
+        planned,
+        peak_concurrency: counters.peak.load(Ordering::SeqCst),
+        interrupted,
+        run_start,
+        wall: run_start.elapsed(),
+    })
+}
+
+/// Open loop: releases each planned request at its intended time, from a thread of its own
+/// (tokio's timer has 1 ms ticks, and that lateness would be added to every open-loop
+/// latency) or, on tokio's paused test clock, from a task (the timer is exact there).
+fn release_open<S: Sender>(
+    plan: &Plan,
+    offsets: Arc<Vec<Duration>>,
+    max_concurrency: Option<u32>,
+    shared: Arc<Shared<S>>,
+) -> Result<tokio::task::JoinHandle<()>, BenchError> {
+    let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m.max(1) as usize)));
+    let run_start = shared.run_start;
+    let p = plan.clone();
+    let mut requests = (0..offsets.len()).map(move |j| {
+        let i = p.index(j as u64);
+        (p.spec(i), run_start + offsets[j])
+    });
+    if clock_is_paused() {
+        return Ok(tokio::spawn(async move {
+            for (spec, intended) in requests.by_ref() {
+                tokio::select! {
+                    biased;
+                    _ = shared.stop.cancelled() => break,
+                    _ = sleep_until(intended) => {}
+                }
+                launch(
+                    &tokio::runtime::Handle::current(),
+                    &shared,
+                    &slots,
+                    spec,
+                    intended,
+                );
+            }
+        }));
+    }
+    let handle = tokio::runtime::Handle::current();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name("bench-dispatch".into())
+        .spawn(move || {
+            for (spec, intended) in requests {
+                if !wait_until(intended.into_std(), &shared.stop) {
+                    break;
+                }
+                launch(&handle, &shared, &slots, spec, intended);
+            }
+            let _ = done_tx.send(());
+        })
+        .map_err(|e| BenchError::Runtime(format!("cannot start the dispatcher thread: {e}")))?;
+    Ok(tokio::spawn(async move {
+        let _ = done_rx.await;
+    }))
+}
+
+/// Closed loop: `workers` tasks, each taking this shard's next index when its last request
+/// ends, until the plan or its duration runs out.
+fn release_closed<S: Sender>(
+    plan: &Plan,
+    workers: u32,
+    shared: &Arc<Shared<S>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let deadline = plan.duration.map(|d| shared.run_start + d);
+    let next = Arc::new(AtomicU64::new(0));
+    (0..workers.max(1))
+        .map(|_| {
+            let (shared, next, plan) = (shared.clone(), next.clone(), plan.clone());
+            tokio::spawn(async move {
+                loop {
+                    if shared.stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
+                        break;
+                    }
+                    let i = plan.index(next.fetch_add(1, Ordering::SeqCst));
+                    if plan.is_past_end(i) {
+                        break;
+                    }
+                    shared
+                        .one(plan.spec(i), Instant::now(), Duration::ZERO)
+                        .await;
+                }
+            })
+        })
+        .collect()
+}
+
+/// Receives every record until the last task is done. A stop starts the grace period; when
+/// it runs out, requests still in flight are aborted.
+async fn collect(
+    mut rx: mpsc::UnboundedReceiver<Sent>,
+    stop: &CancellationToken,
+    abort: &CancellationToken,
+    grace: Duration,
+    mut observe: impl FnMut(&RequestRecord),
+) -> (Vec<RequestRecord>, Histogram<u64>) {
+    let mut records = Vec::new();
+    let mut itl = new_histogram();
+    let mut grace_end: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            biased;
+            msg = rx.recv() => match msg {
+                Some(sent) => {
+                    if !sent.record.warmup && sent.record.outcome.is_ok() {
+                        for gap in &sent.itl_us {
+                            record_us(&mut itl, *gap);
+                        }
+                    }
+                    observe(&sent.record);
+                    records.push(sent.record);
+                }
+                None => break,
+            },
+            _ = stop.cancelled(), if grace_end.is_none() => {
+                grace_end = Some(Instant::now() + grace);
+            }
+            _ = async { sleep_until(grace_end.unwrap_or_else(Instant::now)).await }, if grace_end.is_some() && !abort.is_cancelled() => {
+                abort.cancel();
+            }
+        }
+    }
+    (records, itl)
+}

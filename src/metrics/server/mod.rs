@@ -1,0 +1,224 @@
+//! Server metrics during a run: the engine's Prometheus endpoint is scraped before the run,
+//! every `interval_s` during it and after it; the run records deltas and derived figures under
+//! engine-independent names ([`names`] maps vLLM, SGLang, llama.cpp and the simulator).
+//!
+//! * counters → the delta between the first and last scrape (prefix-cache hit rate =
+//!   Δhits / Δqueries, spec-decode acceptance = Δaccepted / Δdraft, Δpreemptions, Δtokens);
+//! * histograms → the delta of their buckets, read as mean (Δsum / Δcount) and p50/p95 by
+//!   linear interpolation within the bucket (Prometheus' `histogram_quantile`);
+//! * gauges → the peak over all scrapes (KV usage, running, waiting), or the mean where a gauge
+//!   is itself a rate (SGLang's cache hit rate and accept length).
+//!
+//! A metrics endpoint that is missing or unreachable is a warning in the result, never a failed
+//! run.
+
+pub mod names;
+pub mod promtext;
+
+use crate::model::server::ServerMetrics;
+use names::Names;
+use promtext::Scrape;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+fn value(s: &Scrape, names: &[&str]) -> Option<f64> {
+    names
+        .iter()
+        .find_map(|n| s.value(n).or_else(|| s.value(&format!("{n}_total"))))
+}
+
+fn delta(first: &Scrape, last: &Scrape, names: &[&str]) -> Option<f64> {
+    Some((value(last, names)? - value(first, names).unwrap_or(0.0)).max(0.0))
+}
+
+/// Prometheus' histogram_quantile over the delta of two scrapes of one histogram.
+fn hist_delta(
+    first: &Scrape,
+    last: &Scrape,
+    names: &[&str],
+) -> Option<(f64, Option<f64>, Option<f64>)> {
+    let name = names.iter().find(|n| last.histogram(n).is_some())?;
+    let b = last.histogram(name)?;
+    let a = first.histogram(name);
+    let count = b.count - a.as_ref().map_or(0.0, |h| h.count);
+    let sum = b.sum - a.as_ref().map_or(0.0, |h| h.sum);
+    if count <= 0.0 {
+        return None;
+    }
+    let buckets: Vec<(f64, f64)> = b
+        .buckets
+        .iter()
+        .map(|(le, c)| {
+            let before = a
+                .as_ref()
+                .and_then(|h| h.buckets.iter().find(|(l, _)| l == le))
+                .map_or(0.0, |x| x.1);
+            (*le, c - before)
+        })
+        .collect();
+    let q = |p: f64| -> Option<f64> {
+        let rank = p * count;
+        let mut prev = (0.0, 0.0);
+        for &(le, c) in &buckets {
+            if c >= rank {
+                if le.is_infinite() {
+                    return Some(prev.0);
+                }
+                let span = c - prev.1;
+                let frac = if span > 0.0 {
+                    (rank - prev.1) / span
+                } else {
+                    0.0
+                };
+                return Some(prev.0 + (le - prev.0) * frac);
+            }
+            prev = (le, c);
+        }
+        None
+    };
+    Some((sum / count, q(0.5), q(0.95)))
+}
+
+/// Derives the figures from the scrapes in time order.
+pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
+    let mut m = ServerMetrics {
+        url: url.into(),
+        scrapes: scrapes.len() as u32,
+        ..Default::default()
+    };
+    let (Some(first), Some(last)) = (scrapes.first(), scrapes.last()) else {
+        m.warning = Some("no scrape succeeded".into());
+        return m;
+    };
+    let Some(n): Option<Names> = names::detect(last.families.keys()) else {
+        m.warning = Some("no vLLM, SGLang or llama.cpp metric names found".into());
+        return m;
+    };
+    m.engine = Some(n.engine.into());
+    let peak = |names: &[&str]| {
+        scrapes
+            .iter()
+            .filter_map(|s| value(s, names))
+            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
+    };
+    let mean = |names: &[&str]| {
+        let v: Vec<f64> = scrapes.iter().filter_map(|s| value(s, names)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    m.running_peak = peak(n.running);
+    m.waiting_peak = peak(n.waiting);
+    m.kv_usage_peak = peak(n.kv_usage);
+    m.prefix_cache_hit_rate = match (
+        delta(first, last, n.prefix_hits),
+        delta(first, last, n.prefix_queries),
+    ) {
+        (Some(h), Some(q)) if n.queries_exclude_hits && q + h > 0.0 => Some(h / (q + h)),
+        (Some(h), Some(q)) if !n.queries_exclude_hits && q > 0.0 => Some(h / q),
+        _ => mean(n.prefix_hit_rate_gauge),
+    };
+    m.spec_acceptance_rate = match (
+        delta(first, last, n.spec_accepted),
+        delta(first, last, n.spec_draft),
+    ) {
+        (Some(a), Some(d)) if d > 0.0 => Some(a / d),
+        _ => None,
+    };
+    m.spec_mean_accept_length = mean(n.spec_accept_length_gauge);
+    m.preemptions = delta(first, last, n.preemptions);
+    if let Some((mean, p50, p95)) = hist_delta(first, last, n.queue_time) {
+        (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
+    }
+    if let Some((mean, _, p95)) = hist_delta(first, last, n.prefill_time) {
+        (m.prefill_time_mean_s, m.prefill_time_p95_s) = (Some(mean), p95);
+    }
+    m.prompt_tokens = delta(first, last, n.prompt_tokens);
+    m.generation_tokens = delta(first, last, n.generation_tokens);
+    if scrapes.len() < 2 {
+        m.warning =
+            Some("only one scrape succeeded: deltas are totals since the server started".into());
+    }
+    m
+}
+
+/// One GET of the metrics text.
+pub async fn scrape(http: &reqwest::Client, url: &str) -> Result<Scrape, String> {
+    let r = http
+        .get(url)
+        .timeout(Duration::from_secs(3))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if !r.status().is_success() {
+        return Err(format!("HTTP {}", r.status()));
+    }
+    let text = r.text().await.map_err(|e| e.to_string())?;
+    promtext::parse(&text).map_err(|e| format!("not Prometheus text: {e}"))
+}
+
+/// Scrapes a run's server metrics: [`Collector::start`] takes the "before" scrape (awaited
+/// before the first request goes out, so no request can slip ahead of it), then
+/// [`Collector::run`] scrapes every `interval` until `done` and once more after.
+pub struct Collector {
+    url: String,
+    http: Option<reqwest::Client>,
+    interval: Duration,
+    scrapes: Vec<Scrape>,
+    last_err: Option<String>,
+}
+
+impl Collector {
+    pub async fn start(url: String, interval: Duration) -> Collector {
+        let mut c = Collector {
+            url,
+            http: None,
+            interval,
+            scrapes: Vec::new(),
+            last_err: None,
+        };
+        match reqwest::Client::builder().no_proxy().build() {
+            Ok(h) => c.http = Some(h),
+            Err(e) => c.last_err = Some(e.to_string()),
+        }
+        c.take().await;
+        c
+    }
+
+    async fn take(&mut self) {
+        let Some(http) = &self.http else { return };
+        match scrape(http, &self.url).await {
+            Ok(s) => self.scrapes.push(s),
+            Err(e) => self.last_err = Some(e),
+        }
+    }
+
+    pub async fn run(mut self, done: CancellationToken) -> ServerMetrics {
+        loop {
+            tokio::select! {
+                _ = done.cancelled() => break,
+                _ = tokio::time::sleep(self.interval) => self.take().await,
+            }
+        }
+        self.take().await;
+        let mut m = summarize(&self.url, &self.scrapes);
+        if self.scrapes.is_empty() {
+            m.warning = Some(format!(
+                "metrics endpoint unavailable: {}",
+                self.last_err.unwrap_or_default()
+            ));
+        }
+        m
+    }
+}
+
+/// The default metrics URL of an endpoint: its origin plus `/metrics` (`/v1` dropped).
+pub fn default_url(base: &url::Url) -> String {
+    let mut u = base.clone();
+    u.set_path("/metrics");
+    u.set_query(None);
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,83 @@
+//! The name mappings on exposition text shaped like each engine's documentation
+//! (`tests/fixtures/metrics/`), before and after a run.
+
+use super::*;
+use crate::output::server::describe;
+
+fn fixture(name: &str) -> Scrape {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/metrics")
+        .join(name);
+    promtext::parse(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn pair(engine: &str) -> ServerMetrics {
+    summarize(
+        "http://x/metrics",
+        &[
+            fixture(&format!("{engine}-before.txt")),
+            fixture(&format!("{engine}-after.txt")),
+        ],
+    )
+}
+
+#[test]
+fn vllm_deltas_rates_and_histogram_quantiles() {
+    let m = pair("vllm");
+    assert_eq!(m.engine.as_deref(), Some("vllm"));
+    assert!(
+        (m.prefix_cache_hit_rate.unwrap() - 0.61).abs() < 1e-9,
+        "Δhits 6100 / Δqueries 10000"
+    );
+    assert!((m.spec_acceptance_rate.unwrap() - 0.71).abs() < 1e-9);
+    assert_eq!(m.preemptions, Some(3.0));
+    assert!((m.queue_time_mean_s.unwrap() - 0.035).abs() < 1e-9);
+    // 50 of 100 at ≤ 10 ms: the median is the top of the first bucket; p95 lies in (0.1, 1].
+    assert!((m.queue_time_p50_s.unwrap() - 0.01).abs() < 1e-9);
+    assert!((m.queue_time_p95_s.unwrap() - 0.55).abs() < 1e-9);
+    assert_eq!(
+        (m.kv_usage_peak, m.running_peak, m.waiting_peak),
+        (Some(0.42), Some(3.0), Some(1.0))
+    );
+    assert_eq!(m.prompt_tokens, Some(10000.0));
+    assert_eq!(
+        describe(&m).split(", ").next(),
+        Some("prefix hit rate 61 %")
+    );
+}
+
+#[test]
+fn sglang_uses_its_gauges() {
+    let m = pair("sglang");
+    assert_eq!(m.engine.as_deref(), Some("sglang"));
+    assert_eq!(m.kv_usage_peak, Some(0.61));
+    assert_eq!(m.running_peak, Some(28.0));
+    assert!((m.spec_mean_accept_length.unwrap() - 2.5).abs() < 1e-9);
+    assert_eq!(m.preemptions, None, "SGLang exports no preemption counter");
+    assert_eq!(m.prompt_tokens, Some(100000.0));
+}
+
+#[test]
+fn llamacpp_counts_cached_prompt_tokens_apart() {
+    let m = pair("llamacpp");
+    assert_eq!(m.engine.as_deref(), Some("llama.cpp"));
+    assert_eq!(
+        (m.running_peak, m.waiting_peak, m.kv_usage_peak),
+        (Some(8.0), Some(2.0), Some(0.55))
+    );
+    assert_eq!(m.generation_tokens, Some(1024.0));
+    // prompt_tokens_total excludes cached tokens: 15000 cached of 5000 + 15000 looked up.
+    assert!((m.prefix_cache_hit_rate.unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!((m.queue_time_mean_s, m.preemptions), (None, None));
+}
+
+#[test]
+fn nothing_scraped_is_a_warning_not_a_failure() {
+    let m = summarize("http://x/metrics", &[]);
+    assert!(m.warning.is_some() && m.engine.is_none());
+    let other = promtext::parse("process_cpu_seconds_total 1\n").unwrap();
+    assert!(summarize("u", &[other])
+        .warning
+        .unwrap()
+        .contains("no vLLM"));
+}

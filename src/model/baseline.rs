@@ -1,0 +1,73 @@
+//! A baseline: several repetitions of one run of a scenario, stored and compared against
+//! (the store is `verdict::baseline`).
+
+use super::result::RunResult;
+use crate::error::BenchError;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const BASELINE_SCHEMA: u32 = 1;
+pub const KIND: &str = "bench-baseline";
+
+/// Where and when a baseline was recorded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Environment {
+    pub tool_version: String,
+    pub host: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Baseline {
+    pub schema_version: u32,
+    pub kind: String,
+    pub name: String,
+    pub scenario_name: String,
+    pub scenario_hash: String,
+    pub vars: BTreeMap<String, String>,
+    pub environment: Environment,
+    pub repetitions: Vec<RunResult>,
+}
+
+impl Baseline {
+    pub fn new(name: &str, reps: Vec<RunResult>) -> Result<Baseline, BenchError> {
+        let first = reps
+            .first()
+            .ok_or_else(|| BenchError::Runtime("a baseline needs at least one run".into()))?;
+        Ok(Baseline {
+            schema_version: BASELINE_SCHEMA,
+            kind: KIND.into(),
+            name: name.into(),
+            scenario_name: first.scenario_name.clone(),
+            scenario_hash: first.scenario_hash.clone(),
+            vars: first.vars.clone(),
+            environment: Environment {
+                tool_version: env!("CARGO_PKG_VERSION").into(),
+                host: host(),
+                created_at: Utc::now(),
+            },
+            repetitions: reps,
+        })
+    }
+
+    /// A single stored run used as the baseline (`bench compare --against RUN.json`).
+    pub fn from_run(path: &Path, run: RunResult) -> Result<Baseline, BenchError> {
+        let mut b = Baseline::new(&path.display().to_string(), vec![run])?;
+        b.environment.created_at = b.repetitions[0].started_at;
+        Ok(b)
+    }
+}
+
+fn host() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}

@@ -1,0 +1,137 @@
+//! A comparison of a candidate run with a baseline: what changed, and the gate's verdict on
+//! each metric (made by `verdict::compare` and `verdict::gate`).
+
+use super::metric::Metric;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Version of the compare JSON (`bench compare --json`). 2: `diffs` are objects with an
+/// absent side as null (1 wrote `[key, baseline, candidate]` with "∅" for absent).
+pub const COMPARE_SCHEMA: u32 = 2;
+
+/// The gate's decision on one metric (rule in `verdict::decide`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Regressed,
+    Improved,
+    NoChange,
+    Inconclusive,
+    /// Reported but not gated (e.g. p99 with too few requests, or a threshold set to off).
+    NotGated,
+}
+
+impl Verdict {
+    /// How the terminal table shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "FAIL",
+            Verdict::Improved => "improved",
+            Verdict::NoChange => "ok",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::NotGated => "not gated",
+        }
+    }
+
+    /// How files (record CSV, JSON) name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::NoChange => "no_change",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::NotGated => "not_gated",
+        }
+    }
+}
+
+/// One var whose value differs between baseline and candidate; `None` = not set on that side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VarChange {
+    pub key: String,
+    pub baseline: Option<String>,
+    pub candidate: Option<String>,
+}
+
+impl fmt::Display for VarChange {
+    /// `prefix_cache: off → on`; an unset side shows as ∅.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "∅".into());
+        write!(
+            f,
+            "{}: {} → {}",
+            self.key,
+            side(&self.baseline),
+            side(&self.candidate)
+        )
+    }
+}
+
+/// One line of a comparison: a metric, both values, the decision and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub metric: Metric,
+    /// Unit of `baseline` and `candidate` (`ms`, `tok/s`, `req/s`, `%`).
+    pub unit: String,
+    pub lower_is_better: bool,
+    pub baseline: f64,
+    pub candidate: f64,
+    /// (candidate / baseline − 1) × 100, or the difference in pp for error rate.
+    pub delta_pct: f64,
+    /// The decision interval (effect ± critical), on the delta's scale.
+    pub interval_low: f64,
+    pub interval_high: f64,
+    /// ln(candidate / baseline) (a difference for error rate), signed so that positive is worse.
+    pub effect: f64,
+    /// Standard error of the effect.
+    pub se: f64,
+    /// Critical value of the effect: q(1 − α/2m) · se.
+    pub critical: f64,
+    /// The threshold on the effect's scale (ln 1.10 for "10%").
+    pub floor: f64,
+    /// The threshold as written (`10%`, `-5%`, `+0.5pp`, `off`).
+    pub threshold: String,
+    pub verdict: Verdict,
+    pub reason: String,
+    pub n_baseline: usize,
+    pub n_candidate: usize,
+    /// Descriptive only.
+    pub mann_whitney_p: Option<f64>,
+    /// Degrees of freedom of the critical value: Student's t when the SE carries run-to-run
+    /// noise estimated from a few repetitions (Welch–Satterthwaite with the bootstrap part);
+    /// absent when the normal quantile applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
+}
+
+/// `bench compare`'s result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Comparison {
+    pub schema_version: u32,
+    pub scenario_name: String,
+    pub scenario_hash: String,
+    /// Store name, or the path of the run given with `--against`.
+    pub baseline: String,
+    pub baseline_repetitions: usize,
+    pub candidate_run: String,
+    pub diffs: Vec<VarChange>,
+    /// `prefix_cache: off → on`, `none (A/A)`, or the list when several differ.
+    pub change: String,
+    /// False when more than one var differs (`--allow-multi`).
+    pub attributable: bool,
+    pub alpha: f64,
+    pub rows: Vec<Row>,
+    /// What the server's own metrics say changed ("prefix hit rate 0 % → 61 %").
+    #[serde(default)]
+    pub server_effects: Vec<String>,
+    pub regressed: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Comparison {
+    /// The row of one metric, if the comparison has it.
+    pub fn row(&self, m: Metric) -> Option<&Row> {
+        self.rows.iter().find(|r| r.metric == m)
+    }
+}

@@ -1,0 +1,279 @@
+//! Metric identity: which number a name means, parsed in one place.
+//!
+//! A latency metric is a [`Latency`] (what is timed) and a [`Quantile`] (which order statistic
+//! of it); the gate also judges run-level figures ([`Metric::OutputThroughput`], …). Names are
+//! written `ttft.p95`, `output_throughput`, `error_rate`; [`Metric::from_str`] is the only
+//! parser, and a name it does not know is an error that lists the ones it does — never a
+//! fallback to some other metric.
+//!
+//! Definitions (DOMAIN.md; `docs/metrics.md` maps peers' names onto them) are in
+//! [`Latency::definition`]; every latency is in µs when recorded and in ms when reported.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+/// A per-request (or per-gap) latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Latency {
+    /// Intended send → first chunk carrying generated text.
+    Ttft,
+    /// (E2E − TTFT) / (output_tokens − 1), requests with more than one output token.
+    Tpot,
+    /// Every gap between consecutive chunks carrying generated text.
+    Itl,
+    /// Intended send → last chunk carrying generated text.
+    E2e,
+    /// Actual send − intended send − queue: the client's own lateness.
+    SendLag,
+    /// Waiting for a `max_concurrency` slot.
+    Queue,
+}
+
+impl Latency {
+    /// In the order reports show them.
+    pub const ALL: [Latency; 6] = [
+        Latency::Ttft,
+        Latency::Tpot,
+        Latency::Itl,
+        Latency::E2e,
+        Latency::SendLag,
+        Latency::Queue,
+    ];
+
+    /// The latencies the gate can judge: they have one value per request, so requests are
+    /// the unit a bootstrap resamples. (ITL gaps of one stream are not independent.)
+    pub const GATED: [Latency; 3] = [Latency::Ttft, Latency::Tpot, Latency::E2e];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Latency::Ttft => "ttft",
+            Latency::Tpot => "tpot",
+            Latency::Itl => "itl",
+            Latency::E2e => "e2e",
+            Latency::SendLag => "send_lag",
+            Latency::Queue => "queue",
+        }
+    }
+
+    /// The histogram's key in `run.json` (`ttft_us`): values are recorded in µs.
+    pub fn hist_key(self) -> &'static str {
+        match self {
+            Latency::Ttft => "ttft_us",
+            Latency::Tpot => "tpot_us",
+            Latency::Itl => "itl_us",
+            Latency::E2e => "e2e_us",
+            Latency::SendLag => "send_lag_us",
+            Latency::Queue => "queue_us",
+        }
+    }
+
+    pub fn definition(self) -> &'static str {
+        match self {
+            Latency::Ttft => "intended send → first chunk with generated text",
+            Latency::Tpot => "(e2e − ttft) / (output_tokens − 1), requests with > 1 output token",
+            Latency::Itl => "gap between consecutive chunks with generated text",
+            Latency::E2e => "intended send → last chunk with generated text",
+            Latency::SendLag => "actual send − intended send − queue (client lateness)",
+            Latency::Queue => "wait for a max_concurrency slot",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Latency> {
+        Latency::ALL.into_iter().find(|l| l.name() == s)
+    }
+}
+
+impl fmt::Display for Latency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A quantile level p in (0, 1), written `p95`, `p99.9`.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Quantile(f64);
+
+impl Quantile {
+    pub const P50: Quantile = Quantile(0.5);
+    pub const P90: Quantile = Quantile(0.9);
+    pub const P95: Quantile = Quantile(0.95);
+    pub const P99: Quantile = Quantile(0.99);
+    pub const P999: Quantile = Quantile(0.999);
+
+    /// `None` unless 0 < p < 1.
+    pub fn new(p: f64) -> Option<Quantile> {
+        (p > 0.0 && p < 1.0).then_some(Quantile(p))
+    }
+
+    /// The level as a fraction (0.95).
+    pub fn p(self) -> f64 {
+        self.0
+    }
+
+    /// `p95`, `p99.9`, `p50`.
+    pub fn label(self) -> String {
+        let x = self.0 * 100.0;
+        if (x - x.round()).abs() < 1e-9 {
+            format!("p{}", x.round() as u64)
+        } else {
+            format!("p{}", (x * 1e6).round() / 1e6)
+        }
+    }
+
+    /// Parses `p95` / `p99.9`.
+    pub fn parse(s: &str) -> Option<Quantile> {
+        let pct: f64 = s.strip_prefix('p')?.parse().ok()?;
+        Quantile::new(pct / 100.0)
+    }
+}
+
+impl fmt::Display for Quantile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.label())
+    }
+}
+
+/// A figure the gate (and `bench stack`) can judge.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// A quantile of one of [`Latency::GATED`].
+    Latency(Latency, Quantile),
+    /// Output tokens / measured window (tok/s).
+    OutputThroughput,
+    /// Successful requests / measured window (req/s).
+    RequestThroughput,
+    /// Requests meeting every SLO / measured window (req/s).
+    Goodput,
+    /// Errors / measured requests sent.
+    ErrorRate,
+}
+
+/// The names a user can write, for error messages.
+pub const KNOWN_METRICS: &str = "ttft|tpot|e2e.pNN (e.g. ttft.p95, e2e.p99.9), output_throughput, request_throughput, goodput or error_rate";
+
+impl Metric {
+    pub fn lower_is_better(self) -> bool {
+        !matches!(
+            self,
+            Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput
+        )
+    }
+
+    /// The unit its values are reported in.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Latency(..) => "ms",
+            Metric::OutputThroughput => "tok/s",
+            Metric::RequestThroughput | Metric::Goodput => "req/s",
+            Metric::ErrorRate => "%",
+        }
+    }
+
+    /// A change in it is read in percentage points (error rate) rather than percent.
+    pub fn in_points(self) -> bool {
+        self == Metric::ErrorRate
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+
+    fn from_str(key: &str) -> Result<Metric, String> {
+        let unknown = || format!("unknown gate metric `{key}`; use {KNOWN_METRICS}");
+        Ok(match key {
+            "output_throughput" => Metric::OutputThroughput,
+            "request_throughput" => Metric::RequestThroughput,
+            "goodput" => Metric::Goodput,
+            "error_rate" => Metric::ErrorRate,
+            _ => {
+                let (name, q) = key.split_once('.').ok_or_else(unknown)?;
+                let latency = Latency::from_name(name).ok_or_else(unknown)?;
+                if !Latency::GATED.contains(&latency) {
+                    return Err(format!(
+                        "`{key}`: {latency} is reported but not judged ({} has no single value per request); use {KNOWN_METRICS}",
+                        latency
+                    ));
+                }
+                Metric::Latency(latency, Quantile::parse(q).ok_or_else(unknown)?)
+            }
+        })
+    }
+}
+
+impl Metric {
+    /// The name it is written with (`ttft.p95`, `error_rate`).
+    pub fn key(self) -> String {
+        match self {
+            Metric::Latency(l, q) => format!("{}.{}", l.name(), q.label()),
+            Metric::OutputThroughput => "output_throughput".into(),
+            Metric::RequestThroughput => "request_throughput".into(),
+            Metric::Goodput => "goodput".into(),
+            Metric::ErrorRate => "error_rate".into(),
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.key())
+    }
+}
+
+impl Serialize for Metric {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_errors() {
+        for key in [
+            "ttft.p95",
+            "tpot.p50",
+            "e2e.p99.9",
+            "output_throughput",
+            "error_rate",
+        ] {
+            let m: Metric = key.parse().unwrap();
+            assert_eq!(m.to_string(), key);
+        }
+        assert_eq!(
+            "e2e.p90".parse::<Metric>().unwrap(),
+            Metric::Latency(Latency::E2e, Quantile::P90)
+        );
+        // A typo must not become some other metric.
+        for bad in [
+            "ttfb.p95",
+            "ttft",
+            "ttft.95",
+            "ttft.p100",
+            "ttft.p0",
+            "tpot.pxx",
+        ] {
+            let e = bad.parse::<Metric>().unwrap_err();
+            assert!(
+                e.contains("unknown gate metric") && e.contains("ttft.p95"),
+                "{e}"
+            );
+        }
+        assert!("itl.p95"
+            .parse::<Metric>()
+            .unwrap_err()
+            .contains("not judged"));
+        assert_eq!(Latency::from_name("send_lag"), Some(Latency::SendLag));
+        assert_eq!(Latency::from_name("ttfb"), None);
+    }
+}

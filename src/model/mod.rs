@@ -1,0 +1,23 @@
+//! The nouns every stage shares: what a scenario says, what one request's record holds, which
+//! metric a name means, what a run's result and a comparison contain, and the OpenAI wire
+//! format. Data with its serde shape and small accessors only: the stages that make or read
+//! these live in their own folders, and this one imports nothing of ours but `error`.
+
+pub mod baseline;
+pub mod comparison;
+pub mod dataset;
+pub mod diagnosis;
+pub mod dist;
+pub mod hist;
+pub mod metric;
+pub mod record;
+pub mod result;
+pub mod scenario;
+pub mod selftest;
+pub mod server;
+pub mod shard;
+pub mod stack;
+pub mod summary;
+pub mod sweep;
+pub mod text;
+pub mod wire;

@@ -1,0 +1,103 @@
+//! `run.json`: the complete, re-analysable result of one run.
+//!
+//! It holds the scenario (and its traffic hash), the `vars` under test, where and when it ran,
+//! whether it completed, the summary, every histogram (V2 + deflate, base64) and every request
+//! record, so any percentile can be recomputed exactly from raw values. Readers check
+//! `schema_version` and refuse what they do not know.
+
+use super::record::RequestRecord;
+use super::scenario::{Api, Scenario};
+use super::server::ServerMetrics;
+use super::shard::Shard;
+use super::summary::Summary;
+use crate::error::BenchError;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ToolInfo {
+    pub fn current() -> ToolInfo {
+        ToolInfo {
+            name: "bench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub run_id: String,
+    pub scenario_name: String,
+    /// The scenario file as given on the command line.
+    pub scenario_file: String,
+    /// See `Scenario::traffic_hash`: equal hashes mean the same traffic.
+    pub scenario_hash: String,
+    /// The validated scenario after command-line overrides.
+    pub scenario: Scenario,
+    /// The configuration under test (`--var key=value`).
+    pub vars: BTreeMap<String, String>,
+    /// Base URL without credentials or query.
+    pub endpoint: String,
+    pub model: String,
+    pub api: Api,
+    /// How prompt lengths were produced: synthetic prompts are approximate (words ≈ tokens);
+    /// `summary.tokens.prompt_tokens` holds the server's real counts.
+    pub prompt_lengths: String,
+    /// The words leading every synthetic prompt of this run (`[workload] salt = "per_run"`),
+    /// so that no run is served from an earlier run's prompt cache; absent when unsalted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_salt: Option<String>,
+    pub started_at: DateTime<Utc>,
+    pub ended_at: DateTime<Utc>,
+    /// False when the run was interrupted (Ctrl-C) before its plan was through.
+    pub complete: bool,
+    pub summary: Summary,
+    /// Figures from the server's own Prometheus metrics (absent when not scraped).
+    #[serde(default)]
+    pub server_metrics: Option<ServerMetrics>,
+    /// µs histograms by name (`ttft_us`, …), hdrhistogram V2 + deflate, base64.
+    pub histograms: BTreeMap<String, String>,
+    pub requests: Vec<RequestRecord>,
+    /// Set on one shard of a distributed run (`bench run --shard I/N`).
+    #[serde(default)]
+    pub shard: Option<Shard>,
+}
+
+impl RunResult {
+    /// Reads a `run.json`, refusing other schema versions.
+    pub fn load(path: &Path) -> Result<RunResult, BenchError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            BenchError::Runtime(format!("{}: not valid JSON ({e})", path.display()))
+        })?;
+        match v.get("schema_version").and_then(|s| s.as_u64()) {
+            Some(n) if n == SCHEMA_VERSION as u64 => {}
+            Some(n) => {
+                return Err(BenchError::Runtime(format!(
+                "{}: schema_version {n} is not supported by this bench (it reads {SCHEMA_VERSION})",
+                path.display()
+            )))
+            }
+            None => {
+                return Err(BenchError::Runtime(format!(
+                    "{}: no schema_version; not a bench run.json",
+                    path.display()
+                )))
+            }
+        }
+        serde_json::from_value(v)
+            .map_err(|e| BenchError::Runtime(format!("{}: {e}", path.display())))
+    }
+}

@@ -1,0 +1,250 @@
+//! A validated, typed scenario: everything that shapes a run's traffic and how it is judged.
+//!
+//! `config::scenario` reads TOML files into it (checking every value with file, line and
+//! field); `run.json` and baselines carry it as JSON, so a stored run says exactly what it
+//! ran. The schema is documented in `scenarios/README.md`.
+
+pub use super::dist::LengthDist;
+
+use super::dataset::Dataset;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which OpenAI-compatible route is driven.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `POST {endpoint}/chat/completions` with a `messages` array.
+    #[default]
+    Chat,
+    /// `POST {endpoint}/completions` with a `prompt` string.
+    Completions,
+}
+
+impl Api {
+    pub fn route(self) -> &'static str {
+        match self {
+            Api::Chat => "chat/completions",
+            Api::Completions => "completions",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    Synthetic,
+    SharedPrefix,
+    LongShortMix,
+    Dataset,
+}
+
+/// Inter-arrival law for open-loop load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Exponential gaps with mean 1/rate.
+    #[default]
+    Poisson,
+    /// Gaps of exactly 1/rate.
+    Constant,
+    /// Gamma gaps, shape = burstiness, scale = 1/(rate·burstiness) (vLLM's definition):
+    /// burstiness 1 is Poisson, < 1 burstier, > 1 more regular.
+    Gamma,
+}
+
+/// Whether synthetic prompts start with words unique to the run (`[workload] salt`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Salt {
+    /// A few words drawn per run lead every prompt: shared prefixes stay shared within the
+    /// run, but no run (repetition, candidate) is served from an earlier run's prompt cache.
+    #[default]
+    PerRun,
+    /// Byte-identical prompts in every run with the same seed.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetOrder {
+    /// Line 1, 2, 3, … wrapping around.
+    #[default]
+    Sequential,
+    /// A seeded random line for each request.
+    Shuffle,
+}
+
+/// A validated scenario: everything needed to build the plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub api: Api,
+    pub model: Option<String>,
+    pub endpoint: Option<String>,
+    pub api_key_env: Option<String>,
+    pub seed: u64,
+    pub request: RequestParams,
+    pub workload: Workload,
+    /// `[workload] salt`; in the hash only when not the default (older hashes stay valid).
+    #[serde(default)]
+    pub salt: Salt,
+    pub load: LoadSpec,
+    pub slo: Slo,
+    /// `[sim]` settings (`profile` first), used when no endpoint is given; not part of the
+    /// traffic hash (they configure the server, not the traffic).
+    #[serde(default)]
+    pub sim: Vec<(String, String)>,
+    /// `[server_metrics]`; not part of the hash.
+    #[serde(default)]
+    pub server_metrics: ServerMetricsCfg,
+    /// `[gate]` thresholds (`ttft.p95 = "10%"`); not part of the hash.
+    #[serde(default)]
+    pub gate: Vec<(String, String)>,
+    /// The file it came from (not part of the hash).
+    #[serde(skip)]
+    pub source: PathBuf,
+    #[serde(skip)]
+    pub dataset: Option<Arc<Dataset>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RequestParams {
+    /// Output length when the workload does not give one.
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+    /// Sent as `ignore_eos` so the server generates exactly `max_tokens` (default true).
+    pub ignore_eos: bool,
+    /// Whole-request limit, from the actual send (s).
+    pub timeout_s: f64,
+    /// Limit for the first content chunk, from the actual send (s).
+    pub first_token_timeout_s: f64,
+    /// Merged into the request body last, so it may override anything.
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// `--var` names that are request-body fields: `--var cache_prompt=false` then sends
+    /// `"cache_prompt": false` as well as labelling the run (a default may sit in `extra`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub body_vars: Vec<String>,
+}
+
+/// Input/output lengths of one class of request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lengths {
+    pub input_tokens: LengthDist,
+    pub output_tokens: LengthDist,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Workload {
+    Synthetic {
+        input_tokens: LengthDist,
+        output_tokens: LengthDist,
+    },
+    SharedPrefix {
+        prefixes: u32,
+        prefix_tokens: u32,
+        suffix_tokens: LengthDist,
+        output_tokens: LengthDist,
+    },
+    LongShortMix {
+        long_fraction: f64,
+        short: Lengths,
+        long: Lengths,
+    },
+    Dataset {
+        /// As written in the scenario (relative paths are relative to the scenario file).
+        path: String,
+        /// SHA-256 of the file's bytes: part of the scenario hash.
+        sha256: String,
+        order: DatasetOrder,
+        /// For lines that carry no `output_tokens`.
+        output_tokens: LengthDist,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LoadSpec {
+    #[serde(flatten)]
+    pub mode: LoadMode,
+    /// Measured requests (warmup excluded).
+    pub requests: Option<u64>,
+    /// Bound on the sending phase, warmup included (s).
+    pub duration_s: Option<f64>,
+    /// Requests sent first and excluded from every metric.
+    pub warmup: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum LoadMode {
+    /// N workers, each sending its next request when the previous one ends.
+    Closed { concurrency: u32 },
+    /// A precomputed arrival schedule at `rate_rps`, optionally capped in flight.
+    Open {
+        rate_rps: f64,
+        arrival: Arrival,
+        burstiness: f64,
+        max_concurrency: Option<u32>,
+    },
+}
+
+/// Where and how often to scrape the server's Prometheus metrics during a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerMetricsCfg {
+    /// Default: the endpoint's origin + `/metrics`.
+    pub url: Option<String>,
+    pub interval_s: f64,
+    pub enabled: bool,
+}
+
+impl Default for ServerMetricsCfg {
+    fn default() -> Self {
+        ServerMetricsCfg {
+            url: None,
+            interval_s: 2.0,
+            enabled: true,
+        }
+    }
+}
+
+/// Service-level objectives that define goodput; an unset one is not checked.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+impl Slo {
+    pub fn is_empty(&self) -> bool {
+        self.ttft_ms.is_none() && self.tpot_ms.is_none() && self.e2e_ms.is_none()
+    }
+}
+
+impl Scenario {
+    /// SHA-256 over the canonical JSON of everything that shapes the traffic: api, seed,
+    /// request parameters, workload (with the dataset's content hash), load and SLOs. The
+    /// name, description, endpoint, model and key variable are left out, so the same traffic
+    /// against another server or model compares.
+    pub fn traffic_hash(&self) -> String {
+        let canonical = serde_json::json!({
+            "api": self.api,
+            "seed": self.seed,
+            "request": self.request,
+            "workload": self.workload,
+            "salt": (self.salt != Salt::PerRun).then_some(self.salt),
+            "load": self.load,
+            "slo": self.slo,
+        });
+        // serde_json's map is ordered by key, so this string is canonical.
+        let text = canonical.to_string();
+        let digest = Sha256::digest(text.as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

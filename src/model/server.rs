@@ -1,0 +1,34 @@
+//! What the server's own Prometheus metrics said about a run, under engine-independent names
+//! (derived by `metrics::server`).
+
+use serde::{Deserialize, Serialize};
+
+/// Figures derived from the server's own metrics over the run. `None` = the engine does not
+/// export it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerMetrics {
+    /// Where they came from (no credentials) and which name set matched.
+    pub url: String,
+    pub engine: Option<String>,
+    pub scrapes: u32,
+    /// Why figures are missing, when they are.
+    pub warning: Option<String>,
+    /// Δhits / Δqueries over the run (0–1).
+    pub prefix_cache_hit_rate: Option<f64>,
+    /// Δaccepted / Δdraft tokens over the run (0–1).
+    pub spec_acceptance_rate: Option<f64>,
+    /// Mean tokens per verification step (SGLang's gauge).
+    pub spec_mean_accept_length: Option<f64>,
+    pub preemptions: Option<f64>,
+    pub queue_time_mean_s: Option<f64>,
+    pub queue_time_p50_s: Option<f64>,
+    pub queue_time_p95_s: Option<f64>,
+    pub prefill_time_mean_s: Option<f64>,
+    pub prefill_time_p95_s: Option<f64>,
+    /// Peak of the 0–1 KV usage gauge over the scrapes.
+    pub kv_usage_peak: Option<f64>,
+    pub running_peak: Option<f64>,
+    pub waiting_peak: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub generation_tokens: Option<f64>,
+}

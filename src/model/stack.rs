@@ -1,0 +1,58 @@
+//! How stacked changes combined (made by `verdict::stack`).
+
+use super::metric::Metric;
+use serde::Serialize;
+
+/// The verdict on a combination (DOMAIN.md 11.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interaction {
+    Synergy,
+    Neutral,
+    Conflict,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InteractionRow {
+    pub metric: Metric,
+    /// Names of the changes combined.
+    pub changes: Vec<String>,
+    /// Ratio to base of each change alone (candidate / base; < 1 is faster for latency).
+    pub alone: Vec<f64>,
+    pub combined: f64,
+    /// Product of the single ratios.
+    pub expected: f64,
+    /// ln combined − Σ ln alone, signed so that positive is worse than independence.
+    pub interaction: f64,
+    pub interval_low: f64,
+    pub interval_high: f64,
+    pub verdict: Interaction,
+    /// Which resource they likely contend for, when the data shows it.
+    pub contention: Option<String>,
+}
+
+/// One step of a ladder: the change applied, judged against the step before.
+#[derive(Debug, Clone, Serialize)]
+pub struct LadderStep {
+    /// `quant=int4`.
+    pub change: String,
+    pub comparison: super::comparison::Comparison,
+    /// TPOT p50 against the base (ratio − 1, in %), when both have one.
+    pub cumulative_tpot_pct: Option<f64>,
+}
+
+/// A ladder: the changes applied one at a time, in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ladder {
+    pub steps: Vec<LadderStep>,
+    /// The step that regressed and stopped the climb (without `--keep-going`).
+    pub stopped_at: Option<usize>,
+    /// How many changes were to be applied.
+    pub planned: usize,
+}
+
+impl Ladder {
+    pub fn regressed(&self) -> bool {
+        self.steps.iter().any(|s| s.comparison.regressed)
+    }
+}

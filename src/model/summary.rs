@@ -1,0 +1,106 @@
+//! A run's summary: counts, tokens, throughput and latency distributions (computed by
+//! `metrics::summary`; every field says its unit).
+
+use super::metric::Latency;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One latency metric's distribution, in milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub name: Latency,
+    pub unit: String,
+    pub definition: String,
+    pub count: u64,
+    pub mean: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+/// Request counts: `sent = ok + Σ errors + aborted`, for measured requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Requests in the plan, warmup included (absent for an unbounded closed loop).
+    pub planned: Option<u64>,
+    /// Measured requests sent (warmup excluded).
+    pub sent: u64,
+    pub warmup: u64,
+    pub ok: u64,
+    /// Per error kind (`http_500`, `timeout_first_token`, …).
+    pub errors: BTreeMap<String, u64>,
+    pub aborted: u64,
+    /// Planned requests never sent (stopped first, or the duration ran out).
+    pub not_sent: u64,
+    /// Measured requests sent twice because a kept-alive connection had been closed by the
+    /// server before it read the first try.
+    #[serde(default)]
+    pub retried: u64,
+    /// Successful measured requests whose stream opened with data chunks carrying no text (a
+    /// role-only chat delta): TTFT is timed at the first chunk with text, not at these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub textless_first_chunk: Option<TextlessFirst>,
+}
+
+/// How many streams opened with a chunk carrying no text, and how much earlier it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextlessFirst {
+    pub requests: u64,
+    /// Median of (TTFT − time to that first chunk), ms: what timing the first chunk as TTFT
+    /// would have taken off.
+    pub gap_p50_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Σ usage.prompt_tokens over successful measured requests.
+    pub prompt_tokens: u64,
+    /// Σ output tokens (usage, else chunk count) over successful measured requests.
+    pub output_tokens: u64,
+    /// Successful requests whose server sent no usage (output counted as chunks).
+    pub usage_missing: u64,
+    /// Successful requests with usage whose output length ≠ max_tokens although ignore_eos
+    /// was asked (0 when ignore_eos is off: lengths are then the model's choice).
+    pub output_len_mismatch: u64,
+    /// Synthetic prompts: mean of (server's prompt_tokens / tokens targeted − 1), in %, over
+    /// successful requests with both; shows how far words ≈ tokens (plus the chat template) is
+    /// from the server's tokenizer. Absent for datasets.
+    #[serde(default)]
+    pub prompt_length_error_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Measured window: earliest intended send → latest end (s).
+    pub window_s: f64,
+    /// Successful requests / window (req/s).
+    pub request_rps: f64,
+    /// Output tokens / window (tok/s).
+    pub output_tps: f64,
+    /// (Prompt + output tokens) / window (tok/s).
+    pub total_tps: f64,
+    /// Successful requests meeting every set SLO / window (req/s); absent without SLOs.
+    pub goodput_rps: Option<f64>,
+    /// How many requests met every SLO.
+    pub goodput_requests: Option<u64>,
+    /// Most requests in flight at once.
+    pub peak_concurrency: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub counts: Counts,
+    pub tokens: Tokens,
+    pub throughput: Throughput,
+    pub latency: Vec<LatencySummary>,
+}
+
+impl Summary {
+    pub fn latency(&self, m: Latency) -> Option<&LatencySummary> {
+        self.latency.iter().find(|l| l.name == m)
+    }
+}

@@ -1,0 +1,149 @@
+//! A comparison as the terminal table and as the Markdown summary (`$GITHUB_STEP_SUMMARY`).
+//! Pure: `Comparison → String`.
+
+use super::sig4;
+use crate::model::comparison::{Comparison, Row, Verdict};
+use std::fmt::Write;
+
+fn value(r: &Row, v: f64) -> String {
+    match r.unit.as_str() {
+        "%" => format!("{v:.2}%"),
+        "ms" => format!("{} ms", sig4(v)),
+        u => format!("{} {u}", sig4(v)),
+    }
+}
+
+fn delta(r: &Row) -> String {
+    if r.metric.in_points() {
+        format!("{:+.2} pp", r.delta_pct)
+    } else {
+        format!("{:+.1}%", r.delta_pct)
+    }
+}
+
+fn interval(r: &Row) -> String {
+    if !r.critical.is_finite() {
+        return "—".into();
+    }
+    let u = if r.metric.in_points() { " pp" } else { "%" };
+    format!("[{:+.1}{u}, {:+.1}{u}]", r.interval_low, r.interval_high)
+}
+
+fn headline(c: &Comparison) -> String {
+    let state = if c.regressed { "REGRESSION" } else { "PASS" };
+    let attrib = if c.attributable {
+        ""
+    } else {
+        " (UNATTRIBUTABLE: several vars changed)"
+    };
+    format!(
+        "bench compare {} — {state}\n  change: {}{attrib}\n  baseline: {} ({} repetition{}) · candidate: {}",
+        c.scenario_name,
+        c.change,
+        c.baseline,
+        c.baseline_repetitions,
+        if c.baseline_repetitions == 1 { "" } else { "s" },
+        c.candidate_run
+    )
+}
+
+fn gated(c: &Comparison) -> usize {
+    c.rows
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotGated)
+        .count()
+}
+
+pub fn table(c: &Comparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}\n", headline(c));
+    let _ = writeln!(
+        o,
+        "  {:<18} {:>14} {:>14} {:>9} {:>22}  verdict",
+        "metric", "baseline", "candidate", "delta", "interval"
+    );
+    for r in &c.rows {
+        let _ = writeln!(
+            o,
+            "  {:<18} {:>14} {:>14} {:>9} {:>22}  {}",
+            r.metric,
+            value(r, r.baseline),
+            value(r, r.candidate),
+            delta(r),
+            interval(r),
+            r.verdict.label()
+        );
+    }
+    if !c.server_effects.is_empty() {
+        let _ = writeln!(o, "\n  server: {}", c.server_effects.join(", "));
+    }
+    let _ = writeln!(o);
+    for r in &c.rows {
+        let _ = writeln!(o, "  {}", r.reason);
+    }
+    let _ = writeln!(o, "\n  {}", method(c));
+    o
+}
+
+fn method(c: &Comparison) -> String {
+    format!(
+        "effect = ln(candidate/baseline) quantile (type 7), positive = worse (error rate: difference in pp); critical = q(1 − α/2m)·SE (q normal, or Student's t where run-to-run noise from the repetitions is in the SE), α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor). Interval = effect ± critical.",
+        c.alpha,
+        gated(c)
+    )
+}
+
+pub fn markdown(c: &Comparison) -> String {
+    let mut o = String::new();
+    let mark = if c.regressed {
+        "❌ regression"
+    } else {
+        "✅ pass"
+    };
+    let _ = writeln!(o, "### bench compare `{}`: {mark}\n", c.scenario_name);
+    let _ = writeln!(
+        o,
+        "- change: **{}**{}",
+        c.change,
+        if c.attributable {
+            ""
+        } else {
+            " (unattributable: several vars changed)"
+        }
+    );
+    let _ = writeln!(
+        o,
+        "- baseline: `{}` ({} repetitions), candidate: `{}`",
+        c.baseline, c.baseline_repetitions, c.candidate_run
+    );
+    if !c.server_effects.is_empty() {
+        let _ = writeln!(o, "- server: {}", c.server_effects.join(", "));
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "| metric | baseline | candidate | delta | interval | verdict |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---|");
+    for r in &c.rows {
+        let v = match r.verdict {
+            Verdict::Regressed => "**FAIL**".to_string(),
+            other => other.label().to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {v} |",
+            r.metric,
+            value(r, r.baseline),
+            value(r, r.candidate),
+            delta(r),
+            interval(r)
+        );
+    }
+    let _ = writeln!(o, "\n<details><summary>reasons</summary>\n");
+    for r in &c.rows {
+        let _ = writeln!(o, "- {}", r.reason);
+    }
+    let _ = writeln!(o, "\n{}\n</details>", method(c));
+    o
+}

@@ -1,0 +1,289 @@
+//! `requests.csv` (one row per request) and `summary.csv` (one row per metric).
+//!
+//! Times are milliseconds with µs resolution and say so in the column name. Text cells that
+//! begin with `=`, `+`, `-` or `@` are prefixed with `'` so spreadsheets do not run them as
+//! formulas (CSV injection).
+
+use crate::error::BenchError;
+use crate::model::record::RequestRecord;
+use crate::model::summary::Summary;
+
+pub fn escape(s: &str) -> String {
+    match s.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{s}"),
+        _ => s.to_string(),
+    }
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.3}", us as f64 / 1000.0)
+}
+
+fn opt_ms(us: Option<u64>) -> String {
+    us.map(ms).unwrap_or_default()
+}
+
+fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, BenchError> {
+    w.into_inner()
+        .map_err(|e| BenchError::Runtime(format!("cannot write CSV: {e}")))
+}
+
+fn row_err(e: csv::Error) -> BenchError {
+    BenchError::Runtime(format!("cannot write CSV: {e}"))
+}
+
+pub const REQUEST_COLUMNS: &[&str] = &[
+    "index",
+    "warmup",
+    "class",
+    "outcome",
+    "intended_ms",
+    "sent_ms",
+    "end_ms",
+    "queue_ms",
+    "send_lag_ms",
+    "ttft_ms",
+    "tpot_ms",
+    "e2e_ms",
+    "prompt_tokens",
+    "output_tokens",
+    "output_tokens_source",
+    "max_tokens",
+    "content_chunks",
+    "preamble_chunks",
+    "first_event_ms",
+    "finish_reason",
+    "error",
+];
+
+pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(REQUEST_COLUMNS).map_err(row_err)?;
+    let mut sorted: Vec<&RequestRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.index);
+    for r in sorted {
+        w.write_record([
+            r.index.to_string(),
+            r.warmup.to_string(),
+            escape(&r.class),
+            r.outcome.name(),
+            ms(r.intended_us),
+            ms(r.sent_us),
+            ms(r.end_us),
+            ms(r.queue_us),
+            ms(r.send_lag_us),
+            opt_ms(r.ttft_us),
+            r.tpot_us
+                .map(|t| format!("{:.3}", t / 1000.0))
+                .unwrap_or_default(),
+            opt_ms(r.e2e_us),
+            r.prompt_tokens.map(|t| t.to_string()).unwrap_or_default(),
+            r.output_tokens.to_string(),
+            if r.output_tokens_from_usage {
+                "usage"
+            } else {
+                "chunks"
+            }
+            .to_string(),
+            r.max_tokens.to_string(),
+            r.content_chunks.to_string(),
+            r.preamble_chunks.to_string(),
+            opt_ms(r.first_event_us),
+            escape(r.finish_reason.as_deref().unwrap_or("")),
+            escape(r.error.as_deref().unwrap_or("")),
+        ])
+        .map_err(row_err)?;
+    }
+    finish(w)
+}
+
+pub const SUMMARY_COLUMNS: &[&str] = &[
+    "metric",
+    "unit",
+    "value",
+    "count",
+    "mean",
+    "min",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "p99.9",
+    "max",
+    "definition",
+];
+
+pub fn summary(s: &Summary) -> Result<Vec<u8>, BenchError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(SUMMARY_COLUMNS).map_err(row_err)?;
+    let f = |x: f64| format!("{x:.3}");
+    for l in &s.latency {
+        w.write_record([
+            l.name.to_string(),
+            l.unit.clone(),
+            String::new(),
+            l.count.to_string(),
+            f(l.mean),
+            f(l.min),
+            f(l.p50),
+            f(l.p90),
+            f(l.p95),
+            f(l.p99),
+            f(l.p999),
+            f(l.max),
+            l.definition.clone(),
+        ])
+        .map_err(row_err)?;
+    }
+    for (metric, unit, value, def) in scalar_rows(s) {
+        let mut row = vec![metric, unit, value];
+        row.extend(std::iter::repeat_n(String::new(), 9));
+        row.push(def);
+        w.write_record(&row).map_err(row_err)?;
+    }
+    finish(w)
+}
+
+/// (metric, unit, value, definition) for every single-number figure of a summary.
+pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
+    let t = &s.throughput;
+    let c = &s.counts;
+    let mut rows = vec![
+        (
+            "request_throughput",
+            "req/s",
+            format!("{:.3}", t.request_rps),
+            "successful requests / measured window",
+        ),
+        (
+            "output_token_throughput",
+            "tok/s",
+            format!("{:.3}", t.output_tps),
+            "output tokens of successful requests / measured window",
+        ),
+        (
+            "total_token_throughput",
+            "tok/s",
+            format!("{:.3}", t.total_tps),
+            "(prompt + output tokens) / measured window",
+        ),
+        (
+            "window",
+            "s",
+            format!("{:.3}", t.window_s),
+            "earliest intended send → latest end, measured requests",
+        ),
+        (
+            "peak_concurrency",
+            "requests",
+            t.peak_concurrency.to_string(),
+            "most requests in flight at once",
+        ),
+        (
+            "sent",
+            "requests",
+            c.sent.to_string(),
+            "measured requests sent (warmup excluded)",
+        ),
+        (
+            "ok",
+            "requests",
+            c.ok.to_string(),
+            "measured requests that succeeded",
+        ),
+        (
+            "aborted",
+            "requests",
+            c.aborted.to_string(),
+            "in flight when the run was stopped",
+        ),
+        (
+            "not_sent",
+            "requests",
+            c.not_sent.to_string(),
+            "planned but never sent",
+        ),
+        (
+            "warmup",
+            "requests",
+            c.warmup.to_string(),
+            "sent first and excluded from every metric",
+        ),
+        (
+            "prompt_tokens",
+            "tokens",
+            s.tokens.prompt_tokens.to_string(),
+            "Σ usage.prompt_tokens, successful requests",
+        ),
+        (
+            "output_tokens",
+            "tokens",
+            s.tokens.output_tokens.to_string(),
+            "Σ output tokens (usage, else chunks), successful requests",
+        ),
+        (
+            "output_len_mismatch",
+            "requests",
+            s.tokens.output_len_mismatch.to_string(),
+            "output ≠ max_tokens although ignore_eos was asked",
+        ),
+        (
+            "usage_missing",
+            "requests",
+            s.tokens.usage_missing.to_string(),
+            "no usage from the server: output counted as chunks",
+        ),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d.to_string()))
+    .collect::<Vec<_>>();
+    if let Some(e) = s.tokens.prompt_length_error_pct {
+        rows.push((
+            "prompt_length_error".into(),
+            "%".into(),
+            format!("{e:.2}"),
+            "mean server prompt_tokens / synthetic target − 1".into(),
+        ));
+    }
+    if let (Some(g), Some(n)) = (t.goodput_rps, t.goodput_requests) {
+        rows.insert(
+            3,
+            (
+                "goodput".into(),
+                "req/s".into(),
+                format!("{g:.3}"),
+                format!("requests meeting every SLO ({n}) / measured window"),
+            ),
+        );
+    }
+    for (kind, n) in &c.errors {
+        rows.push((
+            format!("error.{kind}"),
+            "requests".into(),
+            n.to_string(),
+            "measured requests that ended in this error".into(),
+        ));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::Outcome;
+    use crate::testkit::record;
+
+    #[test]
+    fn formula_cells_are_escaped_and_units_named() {
+        let mut r = record(0, Outcome::Http(500));
+        r.error = Some("=HYPERLINK(\"x\")".into());
+        r.class = "-long".into();
+        let text = String::from_utf8(requests(&[r]).unwrap()).unwrap();
+        assert!(
+            text.contains("'=HYPERLINK") && text.contains("'-long"),
+            "{text}"
+        );
+        assert!(text.lines().next().unwrap().contains("ttft_ms"));
+        assert!(text.contains(",http_500,"));
+    }
+}

@@ -1,0 +1,121 @@
+//! The one output layer: every format a result is shown or stored in is a pure renderer
+//! (`data → text or bytes`) in its own file, with a golden-file test (`tests/golden/`), plus
+//! one atomic writer.
+//!
+//! | what | renderer |
+//! |---|---|
+//! | run: terminal table | [`table`] |
+//! | run: `requests.csv`, `summary.csv` | [`csv`] |
+//! | run: `--export vllm-json` | [`vllm`] |
+//! | comparison: terminal table, Markdown | [`compare`] |
+//! | optimization record CSV (compare and stack) | [`record`] |
+//! | baseline summary | [`baseline`] |
+//! | sweep: table, CSV | [`sweep`] |
+//! | stack: factorial and ladder tables | [`stack`] |
+//! | diagnosis | [`diagnose`] |
+//! | the plan (`bench validate`) | [`plan`] |
+//! | `bench selftest` rows | [`selftest`] |
+//! | HTML pages for a run, a comparison, a sweep | [`html`] |
+//!
+//! Every file is written to a temporary file in the same directory, flushed to disk and then
+//! renamed over the target, so a reader never sees half a file and a crash leaves either the
+//! old file or the new one.
+
+pub mod baseline;
+pub mod compare;
+pub mod csv;
+pub mod diagnose;
+pub mod html;
+pub mod plan;
+pub mod record;
+pub mod selftest;
+pub mod server;
+pub mod stack;
+pub mod sweep;
+pub mod table;
+pub mod vllm;
+
+use crate::error::BenchError;
+use crate::model::result::RunResult;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Milliseconds to 4 significant digits (µs below 1 ms): the precision the histograms hold.
+pub fn sig4(ms: f64) -> String {
+    let a = ms.abs();
+    if a >= 1000.0 {
+        format!("{ms:.0}")
+    } else if a >= 100.0 {
+        format!("{ms:.1}")
+    } else if a >= 10.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+/// Pretty JSON of anything serializable, for files.
+pub fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, BenchError> {
+    serde_json::to_vec_pretty(v)
+        .map_err(|e| BenchError::Runtime(format!("cannot encode JSON: {e}")))
+}
+
+/// Writes `bytes` to `path` atomically (temp file + fsync + rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    let err = |source| BenchError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+/// Appends `bytes` to a file another program owns (`$GITHUB_STEP_SUMMARY`), creating it.
+pub fn append(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    let err = |source| BenchError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(err)?;
+    f.write_all(bytes).map_err(err)
+}
+
+/// Writes `run.json`, `requests.csv` and `summary.csv` into `dir`.
+pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchError> {
+    let json = json(run)?;
+    let files = [
+        ("requests.csv", csv::requests(&run.requests)?),
+        ("summary.csv", csv::summary(&run.summary)?),
+        // run.json last: its presence means the directory is whole.
+        ("run.json", json),
+    ];
+    let mut written = Vec::new();
+    for (name, bytes) in files {
+        let p = dir.join(name);
+        write_atomic(&p, &bytes)?;
+        written.push(p);
+    }
+    Ok(written)
+}

@@ -1,0 +1,118 @@
+//! The plan as `bench validate` prints it: what the scenario sends, how, and when.
+
+use crate::model::scenario::{Arrival, LoadMode, Scenario, Workload};
+use crate::plan::{Plan, Release};
+use std::fmt::Write;
+
+/// One line: the scenario's workload, load and bounds.
+pub fn describe(s: &Scenario) -> String {
+    let load = match &s.load.mode {
+        LoadMode::Closed { concurrency } => format!("closed loop, concurrency {concurrency}"),
+        LoadMode::Open {
+            rate_rps,
+            arrival,
+            burstiness,
+            max_concurrency,
+        } => {
+            let mut d = format!("open loop, {rate_rps} req/s {arrival:?}");
+            if *arrival == Arrival::Gamma {
+                d.push_str(&format!(" (burstiness {burstiness})"));
+            }
+            if let Some(m) = max_concurrency {
+                d.push_str(&format!(", max {m} in flight"));
+            }
+            d
+        }
+    };
+    let bound = match (s.load.requests, s.load.duration_s) {
+        (Some(r), Some(d)) => format!("{r} requests or {d} s, whichever first"),
+        (Some(r), None) => format!("{r} requests"),
+        (None, Some(d)) => format!("{d} s"),
+        (None, None) => String::new(),
+    };
+    let kind = match &s.workload {
+        Workload::Synthetic { .. } => "synthetic",
+        Workload::SharedPrefix { .. } => "shared prefix",
+        Workload::LongShortMix { .. } => "long/short mix",
+        Workload::Dataset { .. } => "dataset",
+    };
+    format!(
+        "{} ({kind}, {:?} API): {load}; {bound} + {} warmup; seed {}",
+        s.name, s.api, s.load.warmup, s.seed
+    )
+}
+
+/// The plan as built: how many requests this shard sends, and an open loop's intended times
+/// (first, last, mean gap and rate, largest gap).
+pub fn render(plan: &Plan) -> String {
+    let mut o = String::new();
+    let who = match plan.shard {
+        Some(s) => format!(
+            "shard {}/{} (indices ≡ {} mod {})",
+            s.index, s.count, s.index, s.count
+        ),
+        None => "the whole run".to_string(),
+    };
+    let count = match plan.planned() {
+        Some(n) => format!("{n} requests"),
+        None => "requests until the duration runs out".to_string(),
+    };
+    let _ = writeln!(
+        o,
+        "plan for {who}: {count}; the first {} of the plan are warmup (sent, not measured)",
+        plan.warmup
+    );
+    match &plan.release {
+        Release::Closed { workers } => {
+            let _ = writeln!(
+                o,
+                "  closed loop: {workers} worker{} each send the next request when the last ends; a request's intended time is when a worker takes it",
+                if *workers == 1 { "" } else { "s" }
+            );
+        }
+        Release::Open {
+            offsets,
+            rate_rps,
+            arrival,
+            max_concurrency,
+        } => {
+            let _ = write!(o, "  open loop, {arrival:?} at {rate_rps} req/s");
+            if let Some(m) = max_concurrency {
+                let _ = write!(o, ", at most {m} in flight (waiting counts as queue time)");
+            }
+            let _ = writeln!(o);
+            if let (Some(first), Some(last)) = (offsets.first(), offsets.last()) {
+                let span = (*last - *first).as_secs_f64();
+                let gaps = offsets.len().saturating_sub(1);
+                let largest = offsets
+                    .windows(2)
+                    .map(|w| (w[1] - w[0]).as_secs_f64())
+                    .fold(0.0, f64::max);
+                let _ = write!(
+                    o,
+                    "  intended sends: {:.3} s … {:.3} s from the start",
+                    first.as_secs_f64(),
+                    last.as_secs_f64()
+                );
+                if gaps > 0 && span > 0.0 {
+                    let _ = write!(
+                        o,
+                        "; mean gap {:.1} ms ({:.2} req/s as planned), largest {:.1} ms",
+                        span / gaps as f64 * 1000.0,
+                        gaps as f64 / span,
+                        largest * 1000.0
+                    );
+                }
+                let _ = writeln!(o);
+            }
+        }
+    }
+    if let Some(d) = plan.duration {
+        let _ = writeln!(
+            o,
+            "  sending stops after {:.3} s whatever is left",
+            d.as_secs_f64()
+        );
+    }
+    o
+}

@@ -1,0 +1,221 @@
+//! The optimization record (DOMAIN.md): one CSV row per metric of a comparison — the change,
+//! the baseline and new values, the gain, the side effects, the date and the owner — and one
+//! per metric × combination of `bench stack`. One row type for both, written by serde, so the
+//! columns cannot drift apart.
+
+use super::csv::escape;
+use super::write_atomic;
+use crate::error::BenchError;
+use crate::model::comparison::{Comparison, Row, Verdict};
+use crate::model::stack::{Interaction, InteractionRow};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One row of the record CSV. Text cells are formula-escaped (see [`escape`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordRow {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub owner: String,
+    pub scenario: String,
+    /// `prefix_cache: off → on`, `unattributable: …` when several vars changed.
+    pub change: String,
+    /// `ttft.p95`, `output_throughput`, …
+    pub metric: String,
+    pub unit: String,
+    pub baseline: String,
+    pub candidate: String,
+    /// Gain in percent (negative is faster for a latency), or pp for error rate.
+    pub delta_pct: String,
+    pub interval_low: String,
+    pub interval_high: String,
+    /// `regressed`, `improved`, `no_change`, `inconclusive`, `not_gated`; for a stack row
+    /// `synergy`, `neutral`, `conflict`.
+    pub verdict: String,
+    /// The other metrics that regressed, and what the server's own metrics showed.
+    pub side_effects: String,
+    pub note: String,
+    /// The row as a sentence: `prefix_cache: off → on: ttft.p95 2.10 s → 1.20 s (−42.9 %)`.
+    pub summary: String,
+}
+
+/// The header the rows are written under, in this order.
+pub const RECORD_COLUMNS: &[&str] = &[
+    "date",
+    "owner",
+    "scenario",
+    "change",
+    "metric",
+    "unit",
+    "baseline",
+    "candidate",
+    "delta_pct",
+    "interval_low",
+    "interval_high",
+    "verdict",
+    "side_effects",
+    "note",
+    "summary",
+];
+
+fn delta(r: &Row) -> String {
+    if r.metric.in_points() {
+        format!("{:+.2} pp", r.delta_pct)
+    } else {
+        format!("{:+.1}%", r.delta_pct)
+    }
+}
+
+/// "prefix_cache: off → on: ttft.p95 2.10 s → 1.20 s (−42.9 %)", as DOMAIN.md's records read.
+fn sentence(change: &str, r: &Row) -> String {
+    let v = |x: f64| match r.unit.as_str() {
+        "ms" if x >= 1000.0 => format!("{:.2} s", x / 1000.0),
+        "ms" => format!("{} ms", super::sig4(x)),
+        "%" => format!("{x:.2} %"),
+        u => format!("{} {u}", super::sig4(x)),
+    };
+    let d = if r.metric.in_points() {
+        format!("{:+.2} pp", r.delta_pct)
+    } else {
+        format!("{:+.1} %", r.delta_pct)
+    };
+    format!(
+        "{change}: {} {} → {} ({})",
+        r.metric,
+        v(r.baseline),
+        v(r.candidate),
+        d.replace('-', "−")
+    )
+}
+
+/// The rows of a comparison, one per metric.
+pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow> {
+    let date = c.created_at.format("%Y-%m-%d").to_string();
+    let change = if c.attributable {
+        c.change.clone()
+    } else {
+        format!("unattributable: {}", c.change)
+    };
+    let bound = |r: &Row, v: f64| {
+        if r.critical.is_finite() {
+            format!("{v:.2}")
+        } else {
+            String::new()
+        }
+    };
+    c.rows
+        .iter()
+        .map(|r| {
+            let side: Vec<String> = c
+                .rows
+                .iter()
+                .filter(|o| o.metric != r.metric && o.verdict == Verdict::Regressed)
+                .map(|o| format!("{} {}", o.metric, delta(o)))
+                .chain(c.server_effects.iter().cloned())
+                .collect();
+            RecordRow {
+                date: date.clone(),
+                owner: escape(owner),
+                scenario: escape(&c.scenario_name),
+                change: escape(&change),
+                metric: r.metric.to_string(),
+                unit: r.unit.clone(),
+                baseline: format!("{:.3}", r.baseline),
+                candidate: format!("{:.3}", r.candidate),
+                delta_pct: format!("{:.2}", r.delta_pct),
+                interval_low: bound(r, r.interval_low),
+                interval_high: bound(r, r.interval_high),
+                verdict: r.verdict.name().into(),
+                side_effects: escape(&side.join("; ")),
+                note: escape(note),
+                summary: escape(&sentence(&change, r)),
+            }
+        })
+        .collect()
+}
+
+/// The rows of a factorial: ratios to the base, interaction in percent.
+pub fn stack_rows(
+    rows: &[InteractionRow],
+    scenario: &str,
+    owner: &str,
+    date: &str,
+) -> Vec<RecordRow> {
+    let pct = |x: f64| format!("{:.2}", (x.exp() - 1.0) * 100.0);
+    rows.iter()
+        .map(|r| {
+            let verdict = match r.verdict {
+                Interaction::Synergy => "synergy",
+                Interaction::Neutral => "neutral",
+                Interaction::Conflict => "conflict",
+            };
+            let change = r.changes.join(" × ");
+            RecordRow {
+                date: date.to_string(),
+                owner: escape(owner),
+                scenario: escape(scenario),
+                change: escape(&change),
+                metric: r.metric.to_string(),
+                unit: "ratio".into(),
+                baseline: format!("{:.4}", r.expected),
+                candidate: format!("{:.4}", r.combined),
+                delta_pct: pct(r.interaction),
+                interval_low: pct(r.interval_low),
+                interval_high: pct(r.interval_high),
+                verdict: verdict.into(),
+                side_effects: escape(r.contention.as_deref().unwrap_or("")),
+                note: String::new(),
+                summary: escape(&format!(
+                    "{change}: {} combined ×{:.3} vs ×{:.3} if independent ({verdict})",
+                    r.metric, r.combined, r.expected
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Rows as CSV text, with the header when `header`.
+pub fn render(rows: &[RecordRow], header: bool) -> Result<Vec<u8>, BenchError> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(header)
+        .from_writer(Vec::new());
+    let fail = |e: csv::Error| BenchError::Runtime(format!("cannot write CSV: {e}"));
+    if header && rows.is_empty() {
+        w.write_record(RECORD_COLUMNS).map_err(fail)?;
+    }
+    for r in rows {
+        w.serialize(r).map_err(fail)?;
+    }
+    w.into_inner()
+        .map_err(|e| BenchError::Runtime(format!("cannot write CSV: {e}")))
+}
+
+/// Appends rows to `path` (header first if the file is new), rewriting it atomically; a file
+/// with other columns is refused rather than mixed.
+pub fn append(path: &Path, rows: &[RecordRow]) -> Result<(), BenchError> {
+    let mut existing = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(BenchError::Write {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    if !existing.is_empty() {
+        let header = existing.split(|b| *b == b'\n').next().unwrap_or_default();
+        if String::from_utf8_lossy(header).trim_end() != RECORD_COLUMNS.join(",") {
+            return Err(BenchError::usage(format!(
+                "{} has other columns than an optimization record; give another --record file",
+                path.display()
+            )));
+        }
+        if !existing.ends_with(b"\n") {
+            existing.push(b'\n');
+        }
+    }
+    let new = render(rows, existing.is_empty())?;
+    existing.extend(new);
+    write_atomic(path, &existing)
+}

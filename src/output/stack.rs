@@ -1,0 +1,93 @@
+//! `bench stack`'s tables: the factorial's interactions, and the ladder's steps.
+
+use crate::model::comparison::Verdict;
+use crate::model::metric::{Latency, Metric, Quantile};
+use crate::model::stack::{Interaction, InteractionRow, Ladder};
+use std::fmt::Write;
+
+pub fn factorial(rows: &[InteractionRow]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "bench stack — factorial (ratios to the base; for latency < 1 is faster, for throughput > 1 is more)\n");
+    let _ = writeln!(
+        o,
+        "  {:<28} {:<18} {:>20} {:>9} {:>9} {:>22}  verdict",
+        "changes", "metric", "alone", "combined", "expected", "interaction [95 %]"
+    );
+    for r in rows {
+        let alone: Vec<String> = r.alone.iter().map(|a| format!("{a:.3}")).collect();
+        let _ = writeln!(
+            o,
+            "  {:<28} {:<18} {:>20} {:>9.3} {:>9.3} {:>22}  {}",
+            r.changes.join(" × "),
+            r.metric,
+            alone.join(", "),
+            r.combined,
+            r.expected,
+            format!(
+                "{:+.3} [{:+.3}, {:+.3}]",
+                r.interaction, r.interval_low, r.interval_high
+            ),
+            match r.verdict {
+                Interaction::Synergy => "synergy (1+1>2)",
+                Interaction::Neutral => "neutral (≈2)",
+                Interaction::Conflict => "CONFLICT (1+1<2)",
+            }
+        );
+        if let Some(c) = &r.contention {
+            let _ = writeln!(o, "  {:<28} contends for: {c}", "");
+        }
+    }
+    let _ = writeln!(o, "\n  interaction = ln(combined) − Σ ln(alone), positive = worse than independent; conflict/synergy when |interaction| > max(1.96·SE, ln 1.05).");
+    o
+}
+
+pub fn ladder(l: &Ladder) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "bench stack — ladder ({} step{}, each judged against the one before)\n",
+        l.planned,
+        if l.planned == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(
+        o,
+        "  {:<4} {:<24} {:>12} {:>12} {:>12} {:>12}  verdict",
+        "step", "change", "tpot.p50", "ttft.p50", "throughput", "cum. tpot"
+    );
+    for (i, s) in l.steps.iter().enumerate() {
+        let c = &s.comparison;
+        let d = |m: Metric| {
+            c.row(m)
+                .map_or("—".to_string(), |r| format!("{:+.1}%", r.delta_pct))
+        };
+        let regressed: Vec<String> = c
+            .rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Regressed)
+            .map(|r| r.metric.to_string())
+            .collect();
+        let verdict = if regressed.is_empty() {
+            "ok".to_string()
+        } else {
+            format!("REGRESSED: {}", regressed.join(", "))
+        };
+        let _ = writeln!(
+            o,
+            "  {:<4} {:<24} {:>12} {:>12} {:>12} {:>12}  {verdict}",
+            i + 1,
+            s.change,
+            d(Metric::Latency(Latency::Tpot, Quantile::P50)),
+            d(Metric::Latency(Latency::Ttft, Quantile::P50)),
+            d(Metric::OutputThroughput),
+            s.cumulative_tpot_pct
+                .map_or("—".to_string(), |p| format!("{p:+.1}%"))
+        );
+    }
+    if let Some(step) = l.stopped_at {
+        let _ = writeln!(
+            o,
+            "\n  stopped: step {step} regressed (--keep-going to continue)"
+        );
+    }
+    o
+}

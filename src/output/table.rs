@@ -1,0 +1,208 @@
+//! The human summary printed after a run: counts, throughput, the latency table and the
+//! definitions behind every column. Pure: `RunResult → String`.
+
+use super::sig4;
+use crate::model::result::RunResult;
+use std::fmt::Write;
+
+pub fn render(run: &RunResult) -> String {
+    let s = &run.summary;
+    let c = &s.counts;
+    let t = &s.throughput;
+    let mut o = String::new();
+    let state = if run.complete {
+        "complete"
+    } else {
+        "INCOMPLETE (interrupted)"
+    };
+    let _ = writeln!(o, "bench run {} — {state}", run.scenario_name);
+    let _ = writeln!(
+        o,
+        "  endpoint {}  model {}  api {:?}",
+        run.endpoint, run.model, run.api
+    );
+    for line in vars_lines(&run.vars) {
+        let _ = writeln!(o, "  {line}");
+    }
+    let errors: u64 = c.errors.values().sum();
+    let mut line = format!("  requests: {} sent, {} ok, {errors} errors", c.sent, c.ok);
+    if errors > 0 {
+        let kinds: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = write!(line, " ({})", kinds.join(", "));
+    }
+    let _ = write!(
+        line,
+        ", {} aborted; {} warmup excluded",
+        c.aborted, c.warmup
+    );
+    if c.retried > 0 {
+        let _ = write!(
+            line,
+            "; {} retried after a closed keep-alive connection",
+            c.retried
+        );
+    }
+    if c.not_sent > 0 {
+        let _ = write!(line, "; {} planned but not sent", c.not_sent);
+    }
+    let _ = writeln!(o, "{line}");
+    if let Some(f) = &c.textless_first_chunk {
+        let _ = writeln!(
+            o,
+            "  first chunk: {} of {} ok streams opened with a chunk carrying no text (e.g. a role-only delta); TTFT is timed at the first text chunk, p50 {:.1} ms later",
+            f.requests, c.ok, f.gap_p50_ms
+        );
+    }
+    let mut tp = format!(
+        "  throughput: {:.2} req/s, {:.1} output tok/s, {:.1} total tok/s over {:.2} s; peak concurrency {}",
+        t.request_rps, t.output_tps, t.total_tps, t.window_s, t.peak_concurrency
+    );
+    if let (Some(g), Some(n)) = (t.goodput_rps, t.goodput_requests) {
+        let _ = write!(tp, "; goodput {g:.2} req/s ({n} of {} met the SLOs)", c.ok);
+    }
+    let _ = writeln!(o, "{tp}");
+    let tk = &s.tokens;
+    let _ = writeln!(
+        o,
+        "  tokens: {} prompt (server usage), {} output; {} with output ≠ max_tokens; {} without usage",
+        tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
+    );
+    if let Some(e) = tk.prompt_length_error_pct {
+        let how = if run.prompt_lengths.starts_with("calibrated") {
+            "calibrated with a tokenizer"
+        } else {
+            "approximate: words ≈ tokens, plus the chat template; --calibrate makes them exact"
+        };
+        let _ = writeln!(
+            o,
+            "  prompt lengths: the server counted {e:+.1} % tokens vs the synthetic target ({how})"
+        );
+    }
+    if let Some(m) = &run.server_metrics {
+        let engine = m.engine.as_deref().unwrap_or("?");
+        let text = super::server::describe(m);
+        match (&m.warning, text.is_empty()) {
+            (Some(w), true) => {
+                let _ = writeln!(o, "  server metrics: none ({w})");
+            }
+            _ => {
+                let _ = writeln!(
+                    o,
+                    "  server ({engine} metrics, {} scrapes): {text}",
+                    m.scrapes
+                );
+            }
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "  {:<9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "metric(ms)", "count", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"
+    );
+    for l in &s.latency {
+        let cells: Vec<String> = [l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max]
+            .iter()
+            .map(|v| format!("{:>10}", sig4(*v)))
+            .collect();
+        let _ = writeln!(o, "  {:<10} {:>6} {}", l.name, l.count, cells.join(" "));
+    }
+    let _ = writeln!(o);
+    for l in &s.latency {
+        let _ = writeln!(o, "  {:<9} {}", l.name, l.definition);
+    }
+    let _ = writeln!(o, "  All latencies in ms over successful measured requests (send_lag, queue: every measured request); percentiles are type 7 (numpy's and vLLM's) over HDR-histogram values (3 significant digits).");
+    o
+}
+
+/// The optimization switches always shown for a simulator run.
+const SIM_HEADLINE: &[&str] = &[
+    "profile",
+    "prefix_cache",
+    "chunked_prefill",
+    "quant",
+    "kv_quant",
+    "spec",
+    "tp",
+];
+
+/// `vars` for the header. A simulator run records every engine option; show the switches,
+/// whatever differs from the profile's defaults, and the user's own vars.
+fn vars_lines(vars: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    if vars.get("target").map(String::as_str) != Some("bench-sim") {
+        if !vars.is_empty() {
+            let v: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out.push(format!("vars {}", v.join(" ")));
+        }
+        return out;
+    }
+    let profile = vars.get("profile").cloned().unwrap_or_default();
+    let defaults: std::collections::BTreeMap<String, String> =
+        crate::sim::SimOptions::profile(&profile)
+            .map(|o| o.entries().into_iter().collect())
+            .unwrap_or_default();
+    let mut shown = Vec::new();
+    let mut user = Vec::new();
+    for (k, v) in vars {
+        if k == "target" {
+            continue;
+        }
+        match defaults.get(k) {
+            Some(d) if SIM_HEADLINE.contains(&k.as_str()) || d != v => {
+                shown.push(format!("{k}={v}"))
+            }
+            Some(_) => {}
+            None => user.push(format!("{k}={v}")),
+        }
+    }
+    out.push(format!(
+        "embedded simulator (a model of an engine, not a measurement): {}",
+        shown.join(" ")
+    ));
+    if !user.is_empty() {
+        out.push(format!("vars {}", user.join(" ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::Outcome;
+    use crate::testkit::{record, run_of, scenario};
+
+    #[test]
+    fn snapshot() {
+        let mut rs: Vec<_> = (0..4).map(|i| record(i, Outcome::Ok)).collect();
+        rs[3].outcome = Outcome::Http(503);
+        let mut run = run_of(rs, scenario("[slo]\nttft_ms = 100"), 2);
+        run.scenario_name = "demo".into();
+        run.vars = [("quant".to_string(), "int8".to_string())].into();
+        let expected = "\
+bench run demo — complete
+  endpoint http://127.0.0.1:1/v1  model m  api Chat
+  vars quant=int8
+  requests: 4 sent, 3 ok, 1 errors (http_503 1), 0 aborted; 0 warmup excluded
+  throughput: 56.60 req/s, 566.0 output tok/s, 6226.4 total tok/s over 0.05 s; peak concurrency 2; goodput 56.60 req/s (3 of 3 met the SLOs)
+  tokens: 300 prompt (server usage), 30 output; 0 with output ≠ max_tokens; 0 without usage
+
+  metric(ms)   count       mean        p50        p90        p95        p99      p99.9        max
+  ttft            3      20.01      20.01      20.01      20.01      20.01      20.01      20.01
+  tpot            3      3.333      3.333      3.333      3.333      3.333      3.333      3.333
+  itl             0      0.000      0.000      0.000      0.000      0.000      0.000      0.000
+  e2e             3      50.00      50.00      50.00      50.00      50.00      50.00      50.00
+  send_lag        4      0.010      0.010      0.010      0.010      0.010      0.010      0.010
+  queue           4      0.000      0.000      0.000      0.000      0.000      0.000      0.000
+
+  ttft      intended send → first chunk with generated text
+  tpot      (e2e − ttft) / (output_tokens − 1), requests with > 1 output token
+  itl       gap between consecutive chunks with generated text
+  e2e       intended send → last chunk with generated text
+  send_lag  actual send − intended send − queue (client lateness)
+  queue     wait for a max_concurrency slot
+  All latencies in ms over successful measured requests (send_lag, queue: every measured request); percentiles are type 7 (numpy's and vLLM's) over HDR-histogram values (3 significant digits).
+";
+        assert_eq!(render(&run), expected);
+    }
+}

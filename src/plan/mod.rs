@@ -1,0 +1,199 @@
+//! The plan: which requests a run sends and when, built from a validated scenario before any
+//! network I/O, so a schedule that cannot be made fails before the first request and `bench
+//! validate` can print the real thing.
+//!
+//! * **Requests** ([`prompts`]): request `i`'s prompt and lengths, generated on demand from
+//!   the seed (the first `warmup` indices are sent first and excluded from every metric).
+//! * **Times** ([`schedule`]): an open loop's intended send offsets, all computed here; a closed
+//!   loop has none — its intended time is the moment a worker picks the request up.
+//! * **Shard** (`--shard I/N`): this machine's part — indices ≡ I (mod N) at their planned
+//!   times, and its share of a closed loop's concurrency or an open loop's `max_concurrency`.
+
+pub mod prompts;
+pub mod schedule;
+
+use crate::error::BenchError;
+use crate::model::scenario::{Arrival, LoadMode, Scenario};
+use crate::model::shard::Shard;
+use prompts::{Generator, RequestSpec};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How requests are released.
+#[derive(Debug, Clone)]
+pub enum Release {
+    /// Open loop: this shard's intended offsets from the run start, in index order (the j-th
+    /// belongs to request [`Plan::index`]`(j)`).
+    Open {
+        offsets: Arc<Vec<Duration>>,
+        rate_rps: f64,
+        arrival: Arrival,
+        /// This shard's cap on requests in flight (its share of `max_concurrency`).
+        max_concurrency: Option<u32>,
+    },
+    /// Closed loop: this shard's workers, each sending its next request when the last ends.
+    Closed { workers: u32 },
+}
+
+/// A run's requests and their release, for one shard (or the whole run).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub generator: Generator,
+    pub release: Release,
+    /// The first `warmup` indices are sent first and excluded from every metric.
+    pub warmup: u64,
+    /// Requests in the whole plan, warmup included; `None` for a closed loop bounded only by
+    /// its duration.
+    pub total: Option<u64>,
+    /// Bound on the sending phase, warmup included.
+    pub duration: Option<Duration>,
+    pub shard: Option<Shard>,
+}
+
+impl Plan {
+    /// Builds the plan of `s` (or of one shard of it).
+    pub fn new(s: &Scenario, shard: Option<Shard>) -> Result<Plan, BenchError> {
+        let total = s.load.requests.map(|r| r.saturating_add(s.load.warmup));
+        let release = match &s.load.mode {
+            LoadMode::Open {
+                rate_rps,
+                arrival,
+                burstiness,
+                max_concurrency,
+            } => {
+                let all = schedule::arrival_offsets(
+                    *rate_rps,
+                    *arrival,
+                    *burstiness,
+                    total,
+                    s.load.duration_s,
+                    s.seed,
+                )
+                .map_err(|m| BenchError::usage(format!("{}: {m}", s.name)))?;
+                let offsets = match shard {
+                    None => all,
+                    Some(sh) => all
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, _)| sh.owns(*i as u64))
+                        .map(|(_, o)| o)
+                        .collect(),
+                };
+                Release::Open {
+                    offsets: Arc::new(offsets),
+                    rate_rps: *rate_rps,
+                    arrival: *arrival,
+                    max_concurrency: max_concurrency.map(|m| share(m, shard).max(1)),
+                }
+            }
+            LoadMode::Closed { concurrency } => Release::Closed {
+                workers: share(*concurrency, shard).max(1),
+            },
+        };
+        Ok(Plan {
+            generator: Generator::new(s),
+            release,
+            warmup: s.load.warmup,
+            total,
+            duration: s.load.duration_s.map(Duration::from_secs_f64),
+            shard,
+        })
+    }
+
+    /// Requests this shard will send when the plan runs through (`None`: bounded only by the
+    /// duration). An open loop's count is exact; a closed loop bounded by a duration as well
+    /// may send fewer.
+    pub fn planned(&self) -> Option<u64> {
+        match &self.release {
+            Release::Open { offsets, .. } => Some(offsets.len() as u64),
+            Release::Closed { .. } => {
+                let (k, n) = self.stride();
+                self.total
+                    .map(|t| if t > k { (t - k).div_ceil(n) } else { 0 })
+            }
+        }
+    }
+
+    /// Plan index of this shard's `j`-th request.
+    pub fn index(&self, j: u64) -> u64 {
+        let (k, n) = self.stride();
+        k.saturating_add(n.saturating_mul(j))
+    }
+
+    /// Whether index `i` is past the end of a bounded plan.
+    pub fn is_past_end(&self, i: u64) -> bool {
+        self.total.is_some_and(|t| i >= t)
+    }
+
+    /// Request `i`, flagged as warmup when it is one of the first `warmup`.
+    pub fn spec(&self, i: u64) -> RequestSpec {
+        let mut spec = self.generator.spec(i);
+        spec.warmup = i < self.warmup;
+        spec
+    }
+
+    /// (first index, step) of this shard's indices.
+    fn stride(&self) -> (u64, u64) {
+        self.shard
+            .map_or((0, 1), |s| (s.index as u64, s.count as u64))
+    }
+}
+
+fn share(total: u32, shard: Option<Shard>) -> u32 {
+    shard.map_or(total, |s| s.share(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(load: &str) -> Scenario {
+        let text = format!(
+            "name = \"t\"\nseed = 3\n[workload]\ntype = \"synthetic\"\ninput_tokens = 4\noutput_tokens = 2\n[load]\n{load}\n"
+        );
+        crate::config::scenario::parse(&text, Path::new("t.toml")).unwrap()
+    }
+
+    #[test]
+    fn shards_partition_the_open_loop_schedule() {
+        let s = scenario("rate = 20.0\nrequests = 10\nwarmup = 2");
+        let whole = Plan::new(&s, None).unwrap();
+        let Release::Open { offsets: all, .. } = &whole.release else {
+            panic!()
+        };
+        assert_eq!(all.len(), 12);
+        let mut seen = Vec::new();
+        for k in 0..3 {
+            let p = Plan::new(&s, Some(Shard { index: k, count: 3 })).unwrap();
+            let Release::Open { offsets, .. } = &p.release else {
+                panic!()
+            };
+            for (j, off) in offsets.iter().enumerate() {
+                let i = p.index(j as u64);
+                assert_eq!(*off, all[i as usize], "shard {k} request {i}");
+                seen.push(i);
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, (0..12).collect::<Vec<_>>());
+        assert!(whole.spec(1).warmup && !whole.spec(2).warmup);
+    }
+
+    #[test]
+    fn closed_loops_split_workers_and_count_requests() {
+        let s = scenario("concurrency = 5\nrequests = 10");
+        let p = Plan::new(&s, Some(Shard { index: 1, count: 2 })).unwrap();
+        assert!(matches!(p.release, Release::Closed { workers: 2 }));
+        assert_eq!(p.planned(), Some(5));
+        assert_eq!(p.index(2), 5);
+        let unbounded = Plan::new(&scenario("concurrency = 2\nduration = \"5s\""), None).unwrap();
+        assert_eq!(unbounded.planned(), None);
+    }
+
+    #[test]
+    fn a_schedule_that_cannot_be_made_fails_before_sending() {
+        let e = Plan::new(&scenario("rate = 1e9\nduration = \"1000s\""), None).unwrap_err();
+        assert!(e.to_string().contains("more than"), "{e}");
+    }
+}

@@ -1,0 +1,302 @@
+//! The requests of a plan: request `i`'s prompt, lengths and class, derived from the
+//! scenario's seed.
+//!
+//! Request `i` is generated from its own ChaCha8 stream (`seed`, stream `i`), so it is the same
+//! whatever order or shard sends it and whether or not the run is bounded by count or time.
+//! Synthetic prompts are sequences of common English words ([`crate::model::text`]) that BPE
+//! tokenizers encode as about one token each, so a prompt of N words is roughly N tokens plus
+//! the chat template; the real counts come back in `usage.prompt_tokens` and are what the
+//! results report (`--calibrate` / `--tokenizer` make them exact).
+
+use crate::model::dataset::{Dataset, DatasetPrompt};
+use crate::model::scenario::{DatasetOrder, LengthDist, Scenario, Workload};
+use crate::model::text::{stream_rng, words};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+/// The prompt of one request, shaped for the API in use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prompt {
+    Text(String),
+    Messages(serde_json::Value),
+}
+
+/// One request of the plan.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub index: u64,
+    /// Excluded from metrics (set by the runner: the first `warmup` indices).
+    pub warmup: bool,
+    pub prompt: Prompt,
+    /// Tokens the prompt was built to have (synthetic workloads; approximate).
+    pub input_tokens_target: Option<u32>,
+    pub max_tokens: u32,
+    /// `long`/`short` in a mix, `prefix-N` for a shared-prefix group, else empty.
+    pub class: String,
+}
+
+/// Builds request `i` of a scenario on demand.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    workload: Workload,
+    seed: u64,
+    dataset: Option<Arc<Dataset>>,
+    /// Shared prefixes, built once.
+    prefixes: Arc<Vec<String>>,
+    /// Words added to (or removed from) request i's generated text so that the server's
+    /// tokenizer counts exactly the target (`engine::client::tokenize`); `default_delta`
+    /// for requests not calibrated one by one.
+    deltas: Arc<std::collections::HashMap<u64, i32>>,
+    default_delta: i32,
+    /// The run's salt words, leading every synthetic prompt (they count toward its length).
+    salt: Option<Arc<String>>,
+}
+
+/// Words in a run's salt: with the vocabulary's size, two runs share one with odds below
+/// one in a billion.
+pub const SALT_WORDS: u32 = 4;
+
+/// Stream ids at the top of the range are reserved for prefixes and schedules.
+const PREFIX_STREAM_BASE: u64 = u64::MAX - (1 << 32);
+
+impl Generator {
+    pub fn new(s: &Scenario) -> Generator {
+        let prefixes = match &s.workload {
+            Workload::SharedPrefix {
+                prefixes,
+                prefix_tokens,
+                ..
+            } => (0..*prefixes as u64)
+                .map(|g| {
+                    let mut rng = stream_rng(s.seed, PREFIX_STREAM_BASE + g);
+                    words(&mut rng, *prefix_tokens)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Generator {
+            workload: s.workload.clone(),
+            seed: s.seed,
+            dataset: s.dataset.clone(),
+            prefixes: Arc::new(prefixes),
+            deltas: Arc::default(),
+            default_delta: 0,
+            salt: None,
+        }
+    }
+
+    /// Leads every synthetic prompt with [`SALT_WORDS`] words drawn from `nonce` (no effect
+    /// on datasets). The words are returned for the run's record.
+    pub fn with_salt(mut self, nonce: u64) -> (Generator, String) {
+        let salt = words(&mut ChaCha8Rng::seed_from_u64(nonce), SALT_WORDS);
+        self.salt = Some(Arc::new(salt.clone()));
+        (self, salt)
+    }
+
+    /// Salt words to leave out of a prompt's own word count, so the target still holds.
+    fn salt_words(&self) -> u32 {
+        if self.salt.is_some() {
+            SALT_WORDS
+        } else {
+            0
+        }
+    }
+
+    fn salted(&self, text: String) -> String {
+        match &self.salt {
+            Some(s) => format!("{s} {text}"),
+            None => text,
+        }
+    }
+
+    /// Applies per-request word corrections (and one for every other request).
+    pub fn with_calibration(
+        mut self,
+        deltas: std::collections::HashMap<u64, i32>,
+        default_delta: i32,
+    ) -> Generator {
+        self.deltas = Arc::new(deltas);
+        self.default_delta = default_delta;
+        self
+    }
+
+    /// Whether the workload's prompts are synthetic (so their length can be calibrated).
+    pub fn is_synthetic(&self) -> bool {
+        !matches!(self.workload, Workload::Dataset { .. })
+    }
+
+    fn adjusted(&self, index: u64, n: u32) -> u32 {
+        let d = self
+            .deltas
+            .get(&index)
+            .copied()
+            .unwrap_or(self.default_delta);
+        (n as i64 + d as i64).max(1) as u32
+    }
+
+    pub fn spec(&self, index: u64) -> RequestSpec {
+        self.build(index, None)
+    }
+
+    /// Request `index` with `delta` words added to its generated text (calibration trials).
+    pub fn spec_with_delta(&self, index: u64, delta: i32) -> RequestSpec {
+        self.build(index, Some(delta))
+    }
+
+    fn build(&self, index: u64, delta: Option<i32>) -> RequestSpec {
+        let adjusted = |n: u32| match delta {
+            Some(d) => (n as i64 + d as i64).max(1) as u32,
+            None => self.adjusted(index, n),
+        };
+        let mut rng = stream_rng(self.seed, index);
+        let sample = |d: &LengthDist, rng: &mut ChaCha8Rng| d.sample(rng);
+        let (prompt, target, max_tokens, class) = match &self.workload {
+            Workload::Synthetic {
+                input_tokens,
+                output_tokens,
+            } => {
+                let n = sample(input_tokens, &mut rng);
+                let out = sample(output_tokens, &mut rng);
+                let own = adjusted(n.saturating_sub(self.salt_words()));
+                (
+                    self.salted(words(&mut rng, own)),
+                    Some(n),
+                    out,
+                    String::new(),
+                )
+            }
+            Workload::SharedPrefix {
+                prefixes,
+                prefix_tokens,
+                suffix_tokens,
+                output_tokens,
+            } => {
+                let g = rng.random_range(0..*prefixes) as usize;
+                let n = sample(suffix_tokens, &mut rng);
+                let out = sample(output_tokens, &mut rng);
+                let own = adjusted(n.saturating_sub(self.salt_words()));
+                let text = self.salted(format!("{} {}", self.prefixes[g], words(&mut rng, own)));
+                (text, Some(prefix_tokens + n), out, format!("prefix-{g}"))
+            }
+            Workload::LongShortMix {
+                long_fraction,
+                short,
+                long,
+            } => {
+                let is_long = rng.random_bool(*long_fraction);
+                let l = if is_long { long } else { short };
+                let n = sample(&l.input_tokens, &mut rng);
+                let out = sample(&l.output_tokens, &mut rng);
+                let class = if is_long { "long" } else { "short" };
+                let own = adjusted(n.saturating_sub(self.salt_words()));
+                (
+                    self.salted(words(&mut rng, own)),
+                    Some(n),
+                    out,
+                    class.to_string(),
+                )
+            }
+            Workload::Dataset {
+                order,
+                output_tokens,
+                ..
+            } => {
+                // The scenario loader always attaches the dataset it validated.
+                let d = self
+                    .dataset
+                    .as_ref()
+                    .expect("dataset workload carries its dataset");
+                let n = d.entries.len() as u64;
+                let i = match order {
+                    DatasetOrder::Sequential => index % n,
+                    DatasetOrder::Shuffle => rng.random_range(0..n),
+                } as usize;
+                let e = &d.entries[i];
+                let out = e
+                    .output_tokens
+                    .unwrap_or_else(|| sample(output_tokens, &mut rng));
+                let prompt = match &e.prompt {
+                    DatasetPrompt::Text(t) => Prompt::Text(t.clone()),
+                    DatasetPrompt::Messages(m) => Prompt::Messages(m.clone()),
+                };
+                return RequestSpec {
+                    index,
+                    warmup: false,
+                    prompt,
+                    input_tokens_target: None,
+                    max_tokens: out,
+                    class: format!("line-{}", e.line),
+                };
+            }
+        };
+        RequestSpec {
+            index,
+            warmup: false,
+            prompt: Prompt::Text(prompt),
+            input_tokens_target: target,
+            max_tokens,
+            class,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(workload: &str) -> Scenario {
+        let text = format!(
+            "name = \"t\"\nseed = 9\n[workload]\n{workload}\n[load]\nconcurrency = 1\nrequests = 10\nwarmup = 2\n"
+        );
+        crate::config::scenario::parse(&text, Path::new("t.toml")).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_requests() {
+        let s = scenario("type = \"synthetic\"\ninput_tokens = { dist = \"uniform\", min = 5, max = 50 }\noutput_tokens = 7");
+        let a = Generator::new(&s);
+        let b = Generator::new(&s);
+        for i in 0..12 {
+            let (x, y) = (a.spec(i), b.spec(i));
+            assert_eq!(x.prompt, y.prompt);
+            assert_eq!(x.max_tokens, 7);
+            let Prompt::Text(t) = &x.prompt else { panic!() };
+            assert_eq!(t.split(' ').count() as u32, x.input_tokens_target.unwrap());
+        }
+        assert_ne!(a.spec(0).prompt, a.spec(1).prompt);
+    }
+
+    #[test]
+    fn shared_prefix_requests_share_their_group_prefix() {
+        let s = scenario("type = \"shared_prefix\"\nprefixes = 2\nprefix_tokens = 30\nsuffix_tokens = 5\noutput_tokens = 4");
+        let g = Generator::new(&s);
+        let specs: Vec<_> = (0..20).map(|i| g.spec(i)).collect();
+        for sp in &specs {
+            let Prompt::Text(t) = &sp.prompt else {
+                panic!()
+            };
+            let grp: usize = sp.class.trim_start_matches("prefix-").parse().unwrap();
+            assert!(t.starts_with(&g.prefixes[grp]));
+            assert_eq!(sp.input_tokens_target, Some(35));
+        }
+        assert!(
+            specs.iter().any(|s| s.class == "prefix-0")
+                && specs.iter().any(|s| s.class == "prefix-1")
+        );
+    }
+
+    #[test]
+    fn long_short_mix_follows_fraction() {
+        let s = scenario("type = \"long_short_mix\"\nlong_fraction = 0.25\nshort = { input_tokens = 10, output_tokens = 5 }\nlong = { input_tokens = 400, output_tokens = 50 }");
+        let g = Generator::new(&s);
+        let longs = (0..4000).filter(|i| g.spec(*i).class == "long").count();
+        assert!((900..1100).contains(&longs), "{longs}");
+        let l = (0..50)
+            .map(|i| g.spec(i))
+            .find(|s| s.class == "long")
+            .unwrap();
+        assert_eq!((l.input_tokens_target, l.max_tokens), (Some(400), 50));
+    }
+}

@@ -1,0 +1,236 @@
+//! One run end to end — the library type `run`, `baseline`, `compare`, `sweep` and `stack` all
+//! call.
+//!
+//! A [`Session`] is built from a [`RunSpec`]: the plan is made there, before any I/O. Each
+//! [`Session::run`] then: starts the embedded simulator when no endpoint is given; finds the
+//! model (`GET /v1/models`) when none is set; salts and, if asked, calibrates the prompts
+//! ([`prompts`]); takes the "before" scrape of the server's metrics; waits for `--start-at`;
+//! runs the plan ([`crate::engine::runner`] with the HTTP client), showing [`progress`];
+//! scrapes "after"; and summarizes the records ([`crate::metrics::summary`]) into a
+//! [`RunResult`]. [`Session::run_to`] also writes the run directory, even when interrupted.
+
+pub mod progress;
+pub mod prompts;
+
+use crate::config::run::RunSpec;
+use crate::engine::client::{list_models, HttpSender, Target};
+use crate::engine::runner;
+use crate::error::BenchError;
+use crate::metrics::server::{default_url, Collector};
+use crate::metrics::summary::summarize;
+use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
+use crate::model::server::ServerMetrics;
+use crate::output;
+use crate::plan::Plan;
+use crate::sim::http::{ServeConfig, SimServer};
+use chrono::Utc;
+use progress::Progress;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// A run specification with its plan, ready to run (any number of times).
+pub struct Session {
+    spec: RunSpec,
+    plan: Plan,
+}
+
+/// Where the run's requests go: the endpoint, and the simulator serving it when embedded
+/// (dropping it stops the simulator).
+struct Connection {
+    target: Target,
+    _sim: Option<SimServer>,
+}
+
+impl Session {
+    /// Builds the plan; a schedule that cannot be made is an error now, before any I/O.
+    pub fn new(spec: RunSpec) -> Result<Session, BenchError> {
+        let plan = Plan::new(&spec.scenario, spec.shard)?;
+        Ok(Session { spec, plan })
+    }
+
+    pub fn spec(&self) -> &RunSpec {
+        &self.spec
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Runs once and writes the result directory `out` (even when interrupted); with `show`,
+    /// prints the summary table. An interrupted run is returned with `complete: false` after
+    /// saying so.
+    pub async fn run_to(&self, out: &Path, show: bool) -> Result<RunResult, BenchError> {
+        let run = self.run(ctrl_c_token(self.spec.grace)).await?;
+        let files = output::write_run_dir(out, &run)?;
+        if show {
+            crate::out_text!("{}", output::table::render(&run));
+            let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+            crate::out!("\nwrote {}", names.join(", "));
+        }
+        if !run.complete {
+            eprintln!(
+                "error: the run was interrupted; partial results were written with complete: false"
+            );
+        }
+        Ok(run)
+    }
+
+    /// `--out` when given, else `results/<stem>-<UTC timestamp>`.
+    pub fn out_dir(&self, stem: &str) -> PathBuf {
+        self.spec.out_or(stem)
+    }
+
+    /// Runs once and builds the result (no files written).
+    pub async fn run(&self, stop: CancellationToken) -> Result<RunResult, BenchError> {
+        let spec = &self.spec;
+        let s = &spec.scenario;
+        let conn = self.connect().await?;
+        let mut plan = self.plan.clone();
+        let (generator, prompt_salt) = prompts::salt(spec, plan.generator.clone());
+        let (generator, prompt_lengths) =
+            prompts::calibrated(spec, &plan, generator, &conn.target).await;
+        plan.generator = generator;
+        // Server metrics are scraped alongside the run, on their own task; the "before"
+        // scrape is taken now, ahead of the schedule's start.
+        let scraping = CancellationToken::new();
+        let collector = self.scrape(&conn.target, &scraping).await;
+        self.wait_for_start().await;
+        let started_at = Utc::now();
+        let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
+        let (endpoint, model) = (conn.target.public_endpoint(), conn.target.model.clone());
+        let mut request = s.request.clone();
+        request.extra.extend(spec.params.clone());
+        let sender = Arc::new(HttpSender::new(conn.target, request, run_id.clone())?);
+        let show =
+            !spec.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let mut progress = Progress::new(show, plan.planned());
+        let data = runner::run(sender, &plan, spec.grace, stop, |r| progress.record(r)).await?;
+        progress.finish();
+        scraping.cancel();
+        let server_metrics = self.scraped(collector).await;
+        let ended_at = Utc::now();
+        let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
+        Ok(RunResult {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::current(),
+            run_id,
+            scenario_name: s.name.clone(),
+            scenario_file: spec.scenario_file.display().to_string(),
+            scenario_hash: s.traffic_hash(),
+            scenario: s.clone(),
+            vars: spec.vars.clone(),
+            endpoint,
+            model,
+            api: s.api,
+            prompt_lengths,
+            prompt_salt,
+            started_at,
+            ended_at,
+            complete: data.complete(),
+            summary,
+            server_metrics,
+            histograms: hists.encode()?,
+            requests: data.records,
+            shard: spec.shard,
+        })
+    }
+
+    /// The endpoint (starting the simulator on its own thread when there is none) and the
+    /// model to ask for.
+    async fn connect(&self) -> Result<Connection, BenchError> {
+        let spec = &self.spec;
+        let (endpoint, sim) = match (&spec.endpoint, &spec.sim) {
+            (Some(e), _) => (e.clone(), None),
+            (None, Some(opts)) => {
+                let server = SimServer::start(ServeConfig {
+                    opts: opts.clone(),
+                    listen: ([127, 0, 0, 1], 0).into(),
+                    model: "bench-sim".into(),
+                    truth_log: spec.sim_truth_log.clone(),
+                })?;
+                (format!("http://{}/v1", server.addr), Some(server))
+            }
+            (None, None) => {
+                return Err(BenchError::usage(
+                    "no endpoint and no simulator: pass --endpoint http://HOST:PORT/v1",
+                ))
+            }
+        };
+        let mut target = Target::new(
+            &endpoint,
+            spec.scenario.api,
+            String::new(),
+            spec.api_key.clone(),
+        )?;
+        target.model = match &spec.model {
+            Some(m) => m.clone(),
+            None => list_models(&target)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(|| {
+                    BenchError::usage(format!(
+                        "{}/models lists no model; pass --model",
+                        target.public_endpoint()
+                    ))
+                })?,
+        };
+        Ok(Connection { target, _sim: sim })
+    }
+
+    /// Takes the "before" scrape and leaves a task scraping until `done`.
+    async fn scrape(
+        &self,
+        target: &Target,
+        done: &CancellationToken,
+    ) -> Option<JoinHandle<ServerMetrics>> {
+        let cfg = &self.spec.scenario.server_metrics;
+        if !cfg.enabled {
+            return None;
+        }
+        let url = cfg.url.clone().unwrap_or_else(|| default_url(&target.base));
+        let c = Collector::start(url, Duration::from_secs_f64(cfg.interval_s)).await;
+        Some(tokio::spawn(c.run(done.clone())))
+    }
+
+    /// The scraper's figures once it has taken its "after" scrape; its warning is printed.
+    async fn scraped(&self, task: Option<JoinHandle<ServerMetrics>>) -> Option<ServerMetrics> {
+        let m = task?.await.ok()?;
+        if let Some(w) = &m.warning {
+            if !self.spec.quiet {
+                eprintln!("warning: server metrics: {w}");
+            }
+        }
+        Some(m)
+    }
+
+    async fn wait_for_start(&self) {
+        let Some(at) = self.spec.start_at else { return };
+        let wait = (at - Utc::now()).to_std().unwrap_or_default();
+        if wait.is_zero() {
+            eprintln!("warning: --start-at {at} has passed; starting now");
+        } else {
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+/// A stop token cancelled by Ctrl-C, with the message saying what happens next.
+pub fn ctrl_c_token(grace: Duration) -> CancellationToken {
+    let stop = CancellationToken::new();
+    let s = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "\ninterrupted: no new requests; waiting up to {:.1} s for those in flight, then writing the partial run",
+                grace.as_secs_f64()
+            );
+            s.cancel();
+        }
+    });
+    stop
+}

@@ -1,0 +1,139 @@
+//! The engine in real time: one task owns the [`Engine`], adds arriving requests, runs a step,
+//! sleeps until the step's modelled end, then hands each request its tokens. The model's clock
+//! advances by exact step durations and only resynchronises with the wall clock after an idle
+//! period or when it falls more than 5 ms behind, so sleep granularity jitters token times
+//! without accumulating. After every step the gauges, counters and histograms `/metrics`
+//! serves are published.
+
+use crate::sim::engine::{Counters, Engine, NewRequest};
+use crate::sim::prom::PromHistogram;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Tokens handed to one request's stream.
+pub(super) struct Ev {
+    pub tokens: u32,
+    pub finished: bool,
+    /// When the tokens were handed over.
+    pub at: Instant,
+}
+
+/// What handlers ask of the engine.
+pub(super) enum Cmd {
+    Add {
+        req: NewRequest,
+        max_tokens: u32,
+        ignore_eos: bool,
+        tx: mpsc::UnboundedSender<Ev>,
+    },
+}
+
+/// What `/metrics` serves, updated after every step.
+#[derive(Default)]
+pub(super) struct MetricsState {
+    pub running: usize,
+    pub waiting: usize,
+    pub kv_usage: f64,
+    pub counters: Counters,
+    /// Queue time, prefill time, TTFT and E2E, in vLLM's buckets.
+    pub hist: Option<[PromHistogram; 4]>,
+}
+
+pub(super) async fn drive(
+    mut engine: Engine,
+    mut rx: mpsc::UnboundedReceiver<Cmd>,
+    metrics: Arc<Mutex<MetricsState>>,
+    epoch: Instant,
+) {
+    let mut streams: HashMap<u64, mpsc::UnboundedSender<Ev>> = HashMap::new();
+    let mut vt = 0.0f64;
+    let handle = |engine: &mut Engine,
+                  streams: &mut HashMap<u64, mpsc::UnboundedSender<Ev>>,
+                  cmd: Cmd| match cmd {
+        Cmd::Add {
+            mut req,
+            max_tokens,
+            ignore_eos,
+            tx,
+        } => {
+            req.output_tokens = engine.output_length(max_tokens, ignore_eos);
+            req.arrival = epoch.elapsed().as_secs_f64();
+            let id = req.id;
+            if engine.add(req).is_ok() {
+                streams.insert(id, tx);
+            }
+            // A refused request's sender drops here: its handler reports the error.
+        }
+    };
+    loop {
+        loop {
+            match rx.try_recv() {
+                Ok(cmd) => handle(&mut engine, &mut streams, cmd),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => return,
+            }
+        }
+        if !engine.has_work() {
+            publish(&mut engine, &metrics);
+            match rx.recv().await {
+                Some(cmd) => handle(&mut engine, &mut streams, cmd),
+                None => return,
+            }
+            continue;
+        }
+        let now = epoch.elapsed().as_secs_f64();
+        if vt < now - 0.005 {
+            vt = now;
+        }
+        let out = engine.step(vt);
+        vt += out.duration_s;
+        tokio::time::sleep_until(epoch + Duration::from_secs_f64(vt)).await;
+        let at = Instant::now();
+        for e in out.emitted {
+            let gone = match streams.get(&e.id) {
+                Some(tx) => tx
+                    .send(Ev {
+                        tokens: e.tokens,
+                        finished: e.finished,
+                        at,
+                    })
+                    .is_err(),
+                None => true,
+            };
+            if gone {
+                // The client went away: stop generating for it.
+                engine.abort(e.id);
+                streams.remove(&e.id);
+            } else if e.finished {
+                streams.remove(&e.id);
+            }
+        }
+        publish(&mut engine, &metrics);
+    }
+}
+
+fn publish(engine: &mut Engine, metrics: &Arc<Mutex<MetricsState>>) {
+    let obs = engine.take_observations();
+    if let Ok(mut m) = metrics.lock() {
+        m.running = engine.num_running();
+        m.waiting = engine.num_waiting();
+        m.kv_usage = engine.kv_usage();
+        m.counters = engine.counters.clone();
+        if let Some(h) = m.hist.as_mut() {
+            let series = [
+                &obs.queue_time_s,
+                &obs.prefill_time_s,
+                &obs.ttft_s,
+                &obs.e2e_s,
+            ];
+            for (hist, values) in h.iter_mut().zip(series) {
+                for v in values {
+                    hist.observe(*v);
+                }
+            }
+        }
+    }
+}

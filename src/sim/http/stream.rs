@@ -1,0 +1,357 @@
+//! `POST /v1/chat/completions` and `/v1/completions`: a request is parsed, checked against the
+//! model's limits, given its faults, handed to the engine, and answered — streamed in vLLM's
+//! shapes (a role-only first chat chunk, text chunks as the engine emits tokens, the finish
+//! chunk, usage, `[DONE]`) or as one body.
+
+use super::driver::Cmd;
+use super::{error, AppState};
+use crate::model::text::{stream_rng, vocab_word};
+use crate::model::wire::{
+    self, Completion, CompletionChoice, Message, Request, StreamHeader, Usage,
+};
+use crate::sim::engine::NewRequest;
+use crate::sim::profile::SimOptions;
+use crate::sim::tokenize;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use rand::Rng;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+pub(super) async fn chat(s: State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    respond(s.0, headers, body, true).await
+}
+
+pub(super) async fn completions(
+    s: State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    respond(s.0, headers, body, false).await
+}
+
+/// A parsed, validated request.
+struct Parsed {
+    tokens: Vec<u64>,
+    max_tokens: u32,
+    ignore_eos: bool,
+    stream: bool,
+    include_usage: bool,
+    model: String,
+}
+
+fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the body must be a JSON object".into());
+    }
+    let r: Request =
+        serde_json::from_value(v).map_err(|e| format!("the body is not a request: {e}"))?;
+    let tokens = if chat {
+        tokenize::chat(r.messages.as_ref().ok_or("`messages` is required")?)?
+    } else {
+        match &r.prompt {
+            Some(Value::String(p)) => tokenize::text(p),
+            Some(Value::Array(a)) if a.len() == 1 && a[0].is_string() => {
+                tokenize::text(a[0].as_str().unwrap_or_default())
+            }
+            Some(_) => return Err("`prompt` must be a string".into()),
+            None => return Err("`prompt` is required".into()),
+        }
+    };
+    // OpenAI's defaults when the limit is absent.
+    let max_tokens = r.output_limit()?.unwrap_or(if chat { 256 } else { 16 });
+    Ok(Parsed {
+        tokens,
+        max_tokens,
+        ignore_eos: r.ignore_eos.unwrap_or(false),
+        stream: r.stream.unwrap_or(false),
+        include_usage: r.include_usage(),
+        model: r.model.clone().unwrap_or_else(|| default_model.to_string()),
+    })
+}
+
+/// Faults drawn for one request.
+#[derive(Debug, Default)]
+struct Faults {
+    status: Option<StatusCode>,
+    stall: bool,
+    disconnect_after: Option<u32>,
+    malformed: bool,
+}
+
+fn draw_faults(o: &SimOptions, n: u64, max_tokens: u32) -> Faults {
+    // A stream of its own per request number, independent of the engine's.
+    let mut rng = stream_rng(o.seed ^ 0xfa17, n);
+    let r: f64 = rng.random();
+    let status = if r < o.fault_500 {
+        Some(StatusCode::INTERNAL_SERVER_ERROR)
+    } else if r < o.fault_500 + o.fault_429 {
+        Some(StatusCode::TOO_MANY_REQUESTS)
+    } else if r < o.fault_500 + o.fault_429 + o.fault_503 {
+        Some(StatusCode::SERVICE_UNAVAILABLE)
+    } else {
+        None
+    };
+    let stall = rng.random_bool(o.fault_stall);
+    let disconnect_after = rng
+        .random_bool(o.fault_disconnect)
+        .then(|| rng.random_range(0..max_tokens.max(1)));
+    let malformed = rng.random_bool(o.fault_malformed);
+    Faults {
+        status,
+        stall,
+        disconnect_after,
+        malformed,
+    }
+}
+
+async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) -> Response {
+    let arrival = Instant::now();
+    let n = s.requests.fetch_add(1, Ordering::SeqCst);
+    let request_id = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let p = match parse(&body, chat, &s.model) {
+        Ok(p) => p,
+        Err(m) => return error(StatusCode::BAD_REQUEST, &m),
+    };
+    if p.tokens.len() as u64 > s.opts.max_model_len as u64 {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the prompt has {} tokens; this model's maximum context length is {}",
+                p.tokens.len(),
+                s.opts.max_model_len
+            ),
+        );
+    }
+    if p.tokens.len() as u64 + p.max_tokens as u64 + s.opts.block_size as u64 > s.kv_capacity_tokens
+    {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "prompt ({}) + max_tokens ({}) exceed the KV cache ({} tokens)",
+                p.tokens.len(),
+                p.max_tokens,
+                s.kv_capacity_tokens
+            ),
+        );
+    }
+    let faults = draw_faults(&s.opts, n, p.max_tokens);
+    if s.opts.header_delay_ms > 0.0 {
+        tokio::time::sleep(Duration::from_secs_f64(s.opts.header_delay_ms / 1000.0)).await;
+    }
+    if let Some(status) = faults.status {
+        return error(status, &format!("injected fault: {}", status.as_u16()));
+    }
+    let prompt_tokens = p.tokens.len() as u64;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let req = NewRequest {
+        id: n,
+        tokens: p.tokens,
+        output_tokens: p.max_tokens,
+        arrival: 0.0,
+    };
+    if s.cmd
+        .send(Cmd::Add {
+            req,
+            max_tokens: p.max_tokens,
+            ignore_eos: p.ignore_eos,
+            tx,
+        })
+        .is_err()
+    {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped");
+    }
+    let created = chrono::Utc::now().timestamp();
+    let header = StreamHeader {
+        chat,
+        id: Some(format!(
+            "{}-sim-{n}",
+            if chat { "chatcmpl" } else { "cmpl" }
+        )),
+        created: Some(created),
+        model: Some(p.model.clone()),
+    };
+    let usage = move |out: u64| Usage::new(prompt_tokens, out);
+    let truth = TruthWriter {
+        state: s.clone(),
+        request_id,
+        arrival,
+    };
+
+    if !p.stream {
+        let mut token_at = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            token_at.extend(std::iter::repeat_n(ev.at, ev.tokens as usize));
+            if ev.finished {
+                break;
+            }
+        }
+        if token_at.is_empty() {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the engine refused the request",
+            );
+        }
+        truth.write(&token_at);
+        let text: String = (0..token_at.len())
+            .map(|i| format!(" {}", vocab_word(n as usize + i)))
+            .collect();
+        let finish = if token_at.len() as u32 >= p.max_tokens {
+            "length"
+        } else {
+            "stop"
+        };
+        let out = token_at.len() as u64;
+        let (message, text) = if chat {
+            (
+                Some(Message {
+                    role: "assistant".into(),
+                    content: text,
+                }),
+                None,
+            )
+        } else {
+            (None, Some(text))
+        };
+        let body = Completion {
+            id: header.id.clone().unwrap_or_default(),
+            object: if chat {
+                "chat.completion"
+            } else {
+                "text_completion"
+            }
+            .into(),
+            created,
+            model: p.model.clone(),
+            choices: vec![CompletionChoice {
+                index: 0,
+                message,
+                text,
+                finish_reason: Some(finish.into()),
+            }],
+            usage: Some(usage(out)),
+        };
+        return Json(body).into_response();
+    }
+
+    let max_tokens = p.max_tokens;
+    let include_usage = p.include_usage;
+    let stall = if faults.stall {
+        Duration::from_secs_f64(s.opts.stall_ms / 1000.0)
+    } else {
+        Duration::ZERO
+    };
+    let (out_tx, out_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
+    tokio::spawn(async move {
+        let sse = |c: wire::Chunk| Bytes::from(wire::sse(&c));
+        let send = |b: Bytes| {
+            let out_tx = out_tx.clone();
+            async move { out_tx.send(Ok(b)).await.is_ok() }
+        };
+        if chat && !send(sse(header.role())).await {
+            return;
+        }
+        let mut token_at: Vec<Instant> = Vec::new();
+        let mut first = true;
+        while let Some(ev) = rx.recv().await {
+            if first && !stall.is_zero() {
+                tokio::time::sleep(stall).await;
+            }
+            let start = token_at.len();
+            token_at.extend(std::iter::repeat_n(ev.at, ev.tokens as usize));
+            if let Some(k) = faults.disconnect_after {
+                if token_at.len() as u32 > k {
+                    let _ = out_tx
+                        .send(Err(std::io::Error::other("injected disconnect")))
+                        .await;
+                    return;
+                }
+            }
+            let text: String = (start..token_at.len())
+                .map(|i| format!(" {}", vocab_word(n as usize + i)))
+                .collect();
+            if !send(sse(header.text(&text))).await {
+                return; // client gone; dropping `rx` tells the engine
+            }
+            if first
+                && faults.malformed
+                && !send(Bytes::from_static(b"data: {\"choices\": [\n\n")).await
+            {
+                return;
+            }
+            first = false;
+            if ev.finished {
+                break;
+            }
+        }
+        if token_at.is_empty() {
+            let refused = wire::ErrorBody::new("the engine refused the request", 500);
+            let _ = send(Bytes::from(wire::sse(&refused))).await;
+            return;
+        }
+        truth.write(&token_at);
+        let finish = if token_at.len() as u32 >= max_tokens {
+            "length"
+        } else {
+            "stop"
+        };
+        let _ = send(sse(header.finish(finish))).await;
+        if include_usage {
+            let _ = send(sse(header.usage(usage(token_at.len() as u64)))).await;
+        }
+        let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
+    });
+    let body =
+        futures_util::stream::unfold(
+            out_rx,
+            |mut rx| async move { rx.recv().await.map(|v| (v, rx)) },
+        );
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| {
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot build the response",
+            )
+        })
+}
+
+/// Writes one request's ground truth when it finishes.
+struct TruthWriter {
+    state: Arc<AppState>,
+    request_id: Option<String>,
+    arrival: Instant,
+}
+
+impl TruthWriter {
+    fn write(&self, token_at: &[Instant]) {
+        let Some(t) = &self.state.truth else { return };
+        let us = |i: Instant| i.saturating_duration_since(self.state.epoch).as_micros() as u64;
+        let line = json!({
+            "request_id": self.request_id,
+            "arrival_us": us(self.arrival),
+            "first_token_us": token_at.first().map(|i| us(*i)),
+            "token_us": token_at.iter().map(|i| us(*i)).collect::<Vec<_>>(),
+            "output_tokens": token_at.len(),
+        });
+        if let Ok(mut w) = t.lock() {
+            let _ = writeln!(w, "{line}");
+            let _ = w.flush();
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The baseline store: `baselines/<scenario>/<name>.json`, committed to the repository.
+//!
+//! A baseline holds several repetitions of the same run (each a complete `run.json` with raw
+//! per-request values and histograms), so the gate can measure run-to-run noise and not only
+//! the noise within one run. The file is pretty-printed JSON with a `schema_version`; it is
+//! written atomically and never overwritten without `--force`. A file that does not parse, has
+//! another schema version or is not a baseline is an error (exit 2), never an empty pass.
+
+use crate::error::BenchError;
+use crate::model::baseline::{Baseline, BASELINE_SCHEMA, KIND};
+use crate::output::write_atomic;
+use std::path::{Path, PathBuf};
+
+/// Reads a baseline; anything but a whole, known baseline is an error naming the fix.
+pub fn load(path: &Path) -> Result<Baseline, BenchError> {
+    let bad = |m: String| BenchError::Runtime(format!("baseline {}: {m}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => bad("does not exist; record one with `bench baseline SCENARIO` (or name another with --name)".into()),
+        _ => bad(format!("cannot be read: {e}")),
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "is not valid JSON ({e}); it is corrupt — re-record it with `bench baseline --force`"
+        ))
+    })?;
+    if v.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
+        return Err(bad(
+            "is not a bench baseline (no \"kind\": \"bench-baseline\")".into(),
+        ));
+    }
+    match v.get("schema_version").and_then(|s| s.as_u64()) {
+        Some(n) if n == BASELINE_SCHEMA as u64 => {}
+        other => {
+            return Err(bad(format!(
+                "has schema_version {other:?}; this bench reads {BASELINE_SCHEMA}"
+            )))
+        }
+    }
+    let b: Baseline = serde_json::from_value(v)
+        .map_err(|e| bad(format!("does not match the baseline schema ({e})")))?;
+    if b.repetitions.is_empty() {
+        return Err(bad("holds no repetitions".into()));
+    }
+    if let Some(r) = b
+        .repetitions
+        .iter()
+        .find(|r| r.scenario_hash != b.scenario_hash)
+    {
+        return Err(bad(format!(
+            "repetition {} has another scenario hash",
+            r.run_id
+        )));
+    }
+    Ok(b)
+}
+
+/// Writes `b` atomically; an existing file is replaced only with `force`.
+pub fn save(b: &Baseline, path: &Path, force: bool) -> Result<(), BenchError> {
+    if path.exists() && !force {
+        return Err(BenchError::usage(format!(
+            "{} exists; pass --force to replace it or --name to keep both",
+            path.display()
+        )));
+    }
+    let json = serde_json::to_vec_pretty(b).map_err(|e| BenchError::Runtime(e.to_string()))?;
+    write_atomic(path, &json)
+}
+
+pub fn path(dir: &Path, scenario: &str, name: &str) -> PathBuf {
+    dir.join(scenario).join(format!("{name}.json"))
+}
+
+/// `(scenario, name, path)` of every stored baseline.
+pub fn list(dir: &Path) -> Vec<(String, String, PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(scenarios) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for s in scenarios.flatten() {
+        let Ok(files) = std::fs::read_dir(s.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let p = f.path();
+            if p.extension().is_some_and(|e| e == "json") {
+                let name = p
+                    .file_stem()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                out.push((s.file_name().to_string_lossy().into_owned(), name, p));
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,258 @@
+//! `bench baseline` and `bench compare`: record a baseline, then judge a candidate against it
+//! one variable at a time.
+//!
+//! Comparability first: the candidate's scenario hash must equal the baseline's (same traffic),
+//! and its `vars` may differ in at most one key (the change under test) — none is an A/A check,
+//! more than one is refused unless `--allow-multi`, which marks every result unattributable.
+//! Then [`super::gate::evaluate`] decides each metric.
+
+use super::gate;
+use crate::config::thresholds::GateConfig;
+use crate::error::BenchError;
+use crate::model::baseline::Baseline;
+use crate::model::comparison::{Comparison, VarChange, Verdict, COMPARE_SCHEMA};
+use crate::model::result::RunResult;
+use crate::model::server::ServerMetrics;
+use chrono::Utc;
+use std::collections::BTreeMap;
+
+/// Server-side figures of the candidate, beside the baseline's where it has them.
+pub fn server_effects(base: &Baseline, cand: &RunResult) -> Vec<String> {
+    let Some(c) = &cand.server_metrics else {
+        return Vec::new();
+    };
+    let b: Option<&ServerMetrics> = base
+        .repetitions
+        .first()
+        .and_then(|r| r.server_metrics.as_ref());
+    type Get = fn(&ServerMetrics) -> Option<f64>;
+    type Fmt = fn(f64) -> String;
+    let figures: [(&str, Get, Fmt); 5] = [
+        (
+            "prefix hit rate",
+            |m| m.prefix_cache_hit_rate,
+            |v| format!("{:.0} %", v * 100.0),
+        ),
+        (
+            "acceptance",
+            |m| m.spec_acceptance_rate,
+            |v| format!("{v:.2}"),
+        ),
+        ("preemptions", |m| m.preemptions, |v| format!("{v:.0}")),
+        (
+            "queue time mean",
+            |m| m.queue_time_mean_s,
+            |v| format!("{:.1} ms", v * 1e3),
+        ),
+        (
+            "KV peak",
+            |m| m.kv_usage_peak,
+            |v| format!("{:.0} %", v * 100.0),
+        ),
+    ];
+    figures
+        .iter()
+        .filter_map(|(name, get, fmt)| {
+            let cv = get(c)?;
+            Some(match b.and_then(get) {
+                Some(bv) if fmt(bv) != fmt(cv) => format!("{name} {} → {}", fmt(bv), fmt(cv)),
+                _ => format!("{name} {}", fmt(cv)),
+            })
+        })
+        .collect()
+}
+
+/// The vars whose values differ, in key order.
+pub fn diff_vars(
+    base: &BTreeMap<String, String>,
+    cand: &BTreeMap<String, String>,
+) -> Vec<VarChange> {
+    let mut keys: Vec<&String> = base.keys().chain(cand.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| base.get(*k) != cand.get(*k))
+        .map(|k| VarChange {
+            key: k.clone(),
+            baseline: base.get(k).cloned(),
+            candidate: cand.get(k).cloned(),
+        })
+        .collect()
+}
+
+/// `prefix_cache: off → on`, `none (A/A)`, or the changes joined by commas.
+pub fn describe_change(diffs: &[VarChange]) -> String {
+    match diffs {
+        [] => "none (A/A)".into(),
+        d => d
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// Builds the comparison, refusing what is not comparable.
+pub fn compare(
+    base: &Baseline,
+    cand: &RunResult,
+    allow_multi: bool,
+    cfg: &GateConfig,
+) -> Result<Comparison, BenchError> {
+    if base.scenario_hash != cand.scenario_hash {
+        return Err(BenchError::usage(format!(
+            "not comparable: the candidate's scenario hash {} differs from the baseline's {} — the traffic (workload, load, request parameters, seed or SLOs) changed; record a new baseline",
+            short(&cand.scenario_hash),
+            short(&base.scenario_hash)
+        )));
+    }
+    let diffs = diff_vars(&base.vars, &cand.vars);
+    if diffs.len() > 1 && !allow_multi {
+        return Err(BenchError::usage(format!(
+            "more than one variable changed ({}); change one at a time, or pass --allow-multi (results are then unattributable)",
+            describe_change(&diffs)
+        )));
+    }
+    let rows = gate::evaluate(&base.repetitions, cand, cfg);
+    Ok(Comparison {
+        schema_version: COMPARE_SCHEMA,
+        scenario_name: cand.scenario_name.clone(),
+        scenario_hash: cand.scenario_hash.clone(),
+        baseline: base.name.clone(),
+        baseline_repetitions: base.repetitions.len(),
+        candidate_run: cand.run_id.clone(),
+        change: describe_change(&diffs),
+        attributable: diffs.len() <= 1,
+        diffs,
+        alpha: cfg.alpha,
+        regressed: rows.iter().any(|r| r.verdict == Verdict::Regressed),
+        server_effects: server_effects(base, cand),
+        rows,
+        created_at: Utc::now(),
+    })
+}
+
+fn short(h: &str) -> &str {
+    &h[..h.len().min(12)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::record;
+    use crate::testkit::lognormal_run as run;
+    use crate::verdict::baseline as store;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn cfg() -> GateConfig {
+        GateConfig {
+            thresholds: crate::config::thresholds::thresholds(&[]).unwrap(),
+            alpha: 0.05,
+            replicates: 500,
+            seed: 1,
+        }
+    }
+
+    fn vars(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn one_variable_at_a_time() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut reps: Vec<RunResult> = (0..3).map(|_| run(300, 40.0, 0.0, &mut rng)).collect();
+        for r in &mut reps {
+            r.vars = vars(&[("prefix_cache", "off"), ("engine", "x")]);
+        }
+        let base = Baseline::new("main", reps).unwrap();
+        let mut cand = run(300, 40.0, 0.0, &mut rng);
+        cand.vars = vars(&[("prefix_cache", "off"), ("engine", "x")]);
+        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        assert_eq!(c.change, "none (A/A)");
+        cand.vars.insert("prefix_cache".into(), "on".into());
+        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        assert_eq!(c.change, "prefix_cache: off → on");
+        assert!(c.attributable);
+        cand.vars.insert("quant".into(), "int4".into());
+        let e = compare(&base, &cand, false, &cfg())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("more than one variable changed") && e.contains("quant: ∅ → int4"),
+            "{e}"
+        );
+        let c = compare(&base, &cand, true, &cfg()).unwrap();
+        assert!(!c.attributable);
+        let rows = record::comparison_rows(&c, "me", "");
+        assert!(rows
+            .iter()
+            .all(|r| r.change.starts_with("unattributable: ")));
+        cand.scenario_hash = "other".into();
+        assert!(compare(&base, &cand, true, &cfg())
+            .unwrap_err()
+            .to_string()
+            .contains("not comparable"));
+    }
+
+    #[test]
+    fn record_appends_under_one_header_and_refuses_foreign_csv() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let base = Baseline::new(
+            "main",
+            (0..2).map(|_| run(200, 40.0, 0.0, &mut rng)).collect(),
+        )
+        .unwrap();
+        let cand = run(200, 60.0, 0.0, &mut rng);
+        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        assert!(c.regressed);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("records.csv");
+        record::append(&p, &record::comparison_rows(&c, "=cmd", "first")).unwrap();
+        record::append(&p, &record::comparison_rows(&c, "me", "second")).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.matches("date,owner,scenario").count(), 1);
+        assert_eq!(text.lines().count(), 1 + 2 * c.rows.len());
+        assert!(text.contains("'=cmd"), "owner cells are formula-escaped");
+        let ttft = text.lines().find(|l| l.contains(",ttft.p50,")).unwrap();
+        assert!(ttft.contains(",regressed,"));
+        assert!(
+            text.contains("ttft.p95 +"),
+            "side effects name the other regressed metrics"
+        );
+        std::fs::write(&p, "a,b\n1,2\n").unwrap();
+        assert!(record::append(&p, &record::comparison_rows(&c, "me", "")).is_err());
+    }
+
+    #[test]
+    fn corrupt_or_foreign_baselines_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.json");
+        for (text, expect) in [
+            ("{not json", "not valid JSON"),
+            (
+                "{\"kind\": \"bench-baseline\", \"schema_version\": 99}",
+                "schema_version",
+            ),
+            ("{\"schema_version\": 1}", "not a bench baseline"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = store::load(&p).unwrap_err().to_string();
+            assert!(e.contains(expect), "{e}");
+        }
+        assert!(store::load(&dir.path().join("missing.json"))
+            .unwrap_err()
+            .to_string()
+            .contains("bench baseline SCENARIO"));
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let b = Baseline::new("main", vec![run(10, 1.0, 0.0, &mut rng)]).unwrap();
+        store::save(&b, &p, true).unwrap();
+        assert_eq!(store::load(&p).unwrap().repetitions.len(), 1);
+        assert!(store::save(&b, &p, false)
+            .unwrap_err()
+            .to_string()
+            .contains("--force"));
+    }
+}

@@ -1,0 +1,77 @@
+//! The decision rule of the gate.
+//!
+//! Every metric's effect is signed so that positive means *worse* (slower latency, lower
+//! throughput, more errors). With standard error `se`, the Bonferroni-corrected critical value
+//! is c = z₁₋α/(2m) · se for m gated metrics (two-sided, so improvements are judged like
+//! regressions), and the floor f is the threshold on the effect's scale (ln(1 + 10 %) for a
+//! "10%" latency threshold):
+//!
+//! * **regressed** — effect > max(c, f): beyond the threshold *and* beyond noise;
+//! * **improved** — −effect > max(c, f);
+//! * **inconclusive** — neither, and c > f: noise is larger than the threshold, so a change of
+//!   the threshold's size could not have been seen; the run is too small;
+//! * **no change** — neither, and c ≤ f.
+//!
+//! A regression needs both conditions, so the false-alarm rate is at most α/2 over the whole
+//! gated set (Bonferroni), and a small but significant change inside the threshold passes.
+
+pub use crate::model::comparison::Verdict;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub critical: f64,
+}
+
+pub fn decide(effect_worse: f64, se: f64, floor: f64, z_crit: f64) -> Decision {
+    let critical = if se.is_finite() {
+        z_crit * se
+    } else {
+        f64::INFINITY
+    };
+    let bar = critical.max(floor);
+    let verdict = if effect_worse > bar {
+        Verdict::Regressed
+    } else if -effect_worse > bar {
+        Verdict::Improved
+    } else if critical > floor {
+        Verdict::Inconclusive
+    } else {
+        Verdict::NoChange
+    };
+    Decision { verdict, critical }
+}
+
+/// Requests per arm needed for the critical value to fall to the floor, when the within-run
+/// (bootstrap) noise is what is too large: SE shrinks as 1/√n.
+pub fn needed_n(n: usize, critical: f64, floor: f64) -> Option<u64> {
+    (critical.is_finite() && floor > 0.0 && n > 0)
+        .then(|| (n as f64 * (critical / floor).powi(2) * 1.1).ceil() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_conditions_are_needed() {
+        let f = 1.1f64.ln();
+        assert_eq!(decide(0.133, 0.02, f, 2.6).verdict, Verdict::Regressed);
+        assert_eq!(
+            decide(0.05, 0.01, f, 2.6).verdict,
+            Verdict::NoChange,
+            "significant but inside the threshold"
+        );
+        assert_eq!(
+            decide(0.2, 0.1, f, 2.6).verdict,
+            Verdict::Inconclusive,
+            "beyond the threshold but within noise"
+        );
+        assert_eq!(decide(-0.3, 0.02, f, 2.6).verdict, Verdict::Improved);
+        assert_eq!(
+            decide(0.0, f64::INFINITY, f, 2.6).verdict,
+            Verdict::Inconclusive
+        );
+        assert!(matches!(needed_n(100, 2.0 * f, f), Some(440..=441)));
+    }
+}
