@@ -1,145 +1,30 @@
 //! The OpenAI-compatible streaming client: one request in, one [`RequestRecord`] out.
 //!
 //! Built on reqwest (rustls, HTTP/1.1, no proxy, Nagle off, an unbounded idle pool so every
-//! concurrent stream keeps its own connection). Each read of the body is timestamped with the
-//! monotonic clock the moment it arrives, before it is parsed; the pure SSE decoder and chunk
-//! interpreter then decide which reads carried generated text. The API key is held only here,
-//! sent as a bearer token, and redacted from any error text that echoes it.
+//! concurrent stream keeps its own connection). [`stream`] sends a request and reads its
+//! stream: each read of the body is timestamped with the monotonic clock the moment it
+//! arrives, before it is parsed; the pure SSE decoder ([`sse`]) and chunk interpreter
+//! ([`openai`]) then decide which reads carried generated text, and TTFT is taken at the first
+//! that did. The API key is held only in the [`Target`], sent as a bearer token, and redacted
+//! from any error text that echoes it. [`tokenize`] and [`local_tokenizer`] make prompt
+//! lengths exact.
+//!
+//! [`RequestRecord`]: crate::model::record::RequestRecord
 
 pub mod local_tokenizer;
 pub mod openai;
 pub mod sse;
+pub mod stream;
+pub mod target;
 pub mod tokenize;
 
-use super::runner::{SendCtx, Sender, Sent};
+pub use stream::HttpSender;
+pub use target::{normalize_base, Target};
+
 use crate::error::BenchError;
-use crate::model::record::{Outcome, RequestRecord};
-use crate::model::scenario::{Api, RequestParams};
-use crate::model::wire::{ModelList, Usage};
-use crate::plan::prompts::RequestSpec;
-use futures_util::StreamExt;
-use openai::{interpret, request_body, truncate};
-use sse::{SseDecoder, SseEvent};
-use std::future::Future;
-use std::sync::Arc;
+use crate::model::wire::ModelList;
+use openai::truncate;
 use std::time::Duration;
-use tokio::time::{timeout_at, Instant};
-use tokio_util::sync::CancellationToken;
-use url::Url;
-
-/// Where requests go and as whom.
-#[derive(Clone)]
-pub struct Target {
-    /// The base (`…/v1`), as given.
-    pub base: Url,
-    pub api: Api,
-    pub model: String,
-    api_key: Option<String>,
-}
-
-impl std::fmt::Debug for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Target")
-            .field("base", &public_url(&self.base))
-            .field("api", &self.api)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
-}
-
-impl Target {
-    pub fn new(
-        endpoint: &str,
-        api: Api,
-        model: String,
-        api_key: Option<String>,
-    ) -> Result<Target, BenchError> {
-        Ok(Target {
-            base: normalize_base(endpoint)?,
-            api,
-            model,
-            api_key,
-        })
-    }
-
-    /// The full URL of a route under the base (`chat/completions`, `models`).
-    pub fn url(&self, route: &str) -> Url {
-        // The base always ends in '/', so join appends.
-        self.base.join(route).unwrap_or_else(|_| self.base.clone())
-    }
-
-    pub(crate) fn api_key(&self) -> Option<&str> {
-        self.api_key.as_deref()
-    }
-
-    /// The endpoint as it may be written to results: no user, password, query or fragment.
-    pub fn public_endpoint(&self) -> String {
-        public_url(&self.base)
-    }
-
-    pub(crate) fn redact(&self, s: String) -> String {
-        match &self.api_key {
-            Some(k) if !k.is_empty() => s.replace(k.as_str(), "<redacted>"),
-            _ => s,
-        }
-    }
-}
-
-/// `http://h:p` and `http://h:p/` mean `http://h:p/v1/`; any other path is kept.
-pub fn normalize_base(endpoint: &str) -> Result<Url, BenchError> {
-    let mut url = Url::parse(endpoint).map_err(|e| {
-        BenchError::usage(format!(
-            "endpoint `{endpoint}` is not a URL ({e}); write it like http://127.0.0.1:8000/v1"
-        ))
-    })?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(BenchError::usage(format!(
-            "endpoint `{endpoint}`: use http:// or https://"
-        )));
-    }
-    let path = url.path().trim_end_matches('/').to_string();
-    let path = if path.is_empty() {
-        "/v1".to_string()
-    } else {
-        path
-    };
-    url.set_path(&format!("{path}/"));
-    Ok(url)
-}
-
-fn public_url(u: &Url) -> String {
-    let mut u = u.clone();
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.set_query(None);
-    u.set_fragment(None);
-    u.to_string().trim_end_matches('/').to_string()
-}
-
-/// Sends plan requests over HTTP.
-pub struct HttpSender {
-    http: reqwest::Client,
-    target: Arc<Target>,
-    params: RequestParams,
-    /// Prefix of the `X-Request-Id` header (`{run_id}-{index}`), so server logs line up.
-    run_id: String,
-    url: Url,
-}
-
-impl HttpSender {
-    pub fn new(target: Target, params: RequestParams, run_id: String) -> Result<Self, BenchError> {
-        let http = http_client()?;
-        let url = target.url(target.api.route());
-        Ok(HttpSender {
-            http,
-            target: Arc::new(target),
-            params,
-            run_id,
-            url,
-        })
-    }
-}
 
 /// The reqwest client used for load: no pool limit, no proxy, HTTP/1.1, TCP_NODELAY.
 pub fn http_client() -> Result<reqwest::Client, BenchError> {
@@ -154,268 +39,8 @@ pub fn http_client() -> Result<reqwest::Client, BenchError> {
         .map_err(|e| BenchError::Runtime(format!("cannot build the HTTP client: {e}")))
 }
 
-/// Result of racing one step against the abort signal and a deadline.
-enum Step<T> {
-    Done(T),
-    TimedOut,
-    Aborted,
-}
-
-async fn step<T>(
-    abort: &CancellationToken,
-    deadline: Instant,
-    fut: impl Future<Output = T>,
-) -> Step<T> {
-    tokio::select! {
-        biased;
-        _ = abort.cancelled() => Step::Aborted,
-        r = timeout_at(deadline, fut) => match r {
-            Ok(v) => Step::Done(v),
-            Err(_) => Step::TimedOut,
-        },
-    }
-}
-
-fn us(d: Duration) -> u64 {
-    d.as_micros().min(u64::MAX as u128) as u64
-}
-
-/// Timing state of one stream while it is read.
-#[derive(Default)]
-struct Progress {
-    /// The first data event of any kind.
-    first_event: Option<Instant>,
-    /// Data events before the first one with text.
-    preamble: u32,
-    first: Option<Instant>,
-    last: Option<Instant>,
-    itl_us: Vec<u64>,
-    chunks: u32,
-    usage: Option<Usage>,
-    finish_reason: Option<String>,
-    done: bool,
-}
-
-impl Progress {
-    /// Applies the events of one read that arrived at `at`; `Err` ends the request.
-    fn events(&mut self, events: &mut Vec<SseEvent>, at: Instant) -> Result<(), (Outcome, String)> {
-        for ev in events.drain(..) {
-            if ev.event.as_deref() == Some("error") {
-                let text = String::from_utf8_lossy(&ev.data).into_owned();
-                return Err((Outcome::ServerError, truncate(&text, 300)));
-            }
-            if ev.is_done() {
-                self.done = true;
-                return Ok(());
-            }
-            let info = interpret(&ev.data).map_err(|m| (Outcome::MalformedChunk, m))?;
-            if let Some(e) = info.error {
-                return Err((Outcome::ServerError, e));
-            }
-            if info.usage.is_some() {
-                self.usage = info.usage;
-            }
-            if info.finish_reason.is_some() {
-                self.finish_reason = info.finish_reason;
-            }
-            self.first_event.get_or_insert(at);
-            if info.text_bytes == 0 && self.first.is_none() {
-                self.preamble += 1;
-            }
-            if info.text_bytes > 0 {
-                if let Some(last) = self.last {
-                    self.itl_us.push(us(at - last));
-                } else {
-                    self.first = Some(at);
-                }
-                self.last = Some(at);
-                self.chunks += 1;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Sender for HttpSender {
-    fn send(&self, spec: RequestSpec, ctx: SendCtx) -> impl Future<Output = Sent> + Send {
-        self.execute(spec, ctx)
-    }
-}
-
-impl HttpSender {
-    async fn execute(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
-        let body = request_body(self.target.api, &self.target.model, &self.params, &spec);
-        let body = serde_json::to_vec(&body).unwrap_or_default();
-        let sent = Instant::now();
-        let first_deadline = sent + Duration::from_secs_f64(self.params.first_token_timeout_s);
-        let total_deadline = sent + Duration::from_secs_f64(self.params.timeout_s);
-        let queue = ctx.queue;
-        let mut p = Progress::default();
-
-        let mut req = self
-            .http
-            .post(self.url.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header("x-request-id", format!("{}-{}", self.run_id, spec.index))
-            .body(body);
-        if let Some(k) = &self.target.api_key {
-            req = req.bearer_auth(k);
-        }
-
-        let mut retried = false;
-        let (outcome, detail) = 'run: {
-            // A pooled keep-alive connection the server has just closed (llama-server closes
-            // each connection after a few requests) fails before the request is read; that
-            // is the client's race, not the server's error, so it is retried once on a fresh
-            // connection and the record says so. The retry's time stays in the latency.
-            let retry = req.try_clone();
-            let mut first = step(&ctx.abort, first_deadline, req.send()).await;
-            if let (Step::Done(Err(e)), Some(again)) = (&first, retry) {
-                if stale_connection(e) {
-                    retried = true;
-                    first = step(&ctx.abort, first_deadline, again.send()).await;
-                }
-            }
-            let resp = match first {
-                Step::Aborted => break 'run (Outcome::Aborted, None),
-                Step::TimedOut => {
-                    break 'run (
-                        Outcome::TimeoutFirstToken,
-                        Some("no response headers in time".into()),
-                    )
-                }
-                Step::Done(Err(e)) => {
-                    let kind = if e.is_connect() {
-                        Outcome::Connect
-                    } else {
-                        Outcome::StreamBroken
-                    };
-                    break 'run (kind, Some(error_chain(&e)));
-                }
-                Step::Done(Ok(r)) => r,
-            };
-            let status = resp.status();
-            if !status.is_success() {
-                let text = match step(&ctx.abort, total_deadline, resp.text()).await {
-                    Step::Done(Ok(t)) => t,
-                    _ => String::new(),
-                };
-                let msg = serde_json::from_str::<serde_json::Value>(&text)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("error")
-                            .map(openai::error_text)
-                            .or_else(|| v.get("message").map(openai::error_text))
-                    })
-                    .unwrap_or_else(|| truncate(text.trim(), 300));
-                break 'run (Outcome::Http(status.as_u16()), Some(msg));
-            }
-            let mut stream = resp.bytes_stream();
-            let mut decoder = SseDecoder::new();
-            let mut events = Vec::new();
-            // One cancellation waiter and one timer for the whole stream, re-armed rather than
-            // re-created per read: with a thousand streams a fresh waiter (a lock on the shared
-            // token) and a fresh timer entry per chunk cost more than parsing the chunk.
-            let cancelled = ctx.abort.cancelled();
-            tokio::pin!(cancelled);
-            let timer = tokio::time::sleep_until(first_deadline);
-            tokio::pin!(timer);
-            loop {
-                let had_first = p.first.is_some();
-                let item = tokio::select! {
-                    biased;
-                    _ = &mut cancelled => break 'run (Outcome::Aborted, None),
-                    _ = &mut timer => {
-                        let kind = if had_first { Outcome::TimeoutTotal } else { Outcome::TimeoutFirstToken };
-                        break 'run (kind, None);
-                    }
-                    item = stream.next() => item,
-                };
-                let at = Instant::now();
-                let ended = item.is_none();
-                match item {
-                    Some(Err(e)) => break 'run (Outcome::StreamBroken, Some(error_chain(&e))),
-                    Some(Ok(bytes)) => decoder.feed(&bytes, &mut events),
-                    None => decoder.finish(&mut events),
-                }
-                if let Err((o, m)) = p.events(&mut events, at) {
-                    break 'run (o, Some(m));
-                }
-                if p.done || ended {
-                    break;
-                }
-                if !had_first && p.first.is_some() {
-                    timer.as_mut().reset(total_deadline);
-                }
-            }
-            if !p.done && p.finish_reason.is_none() && p.usage.is_none() {
-                break 'run (
-                    Outcome::StreamBroken,
-                    Some("the stream ended without [DONE] or a finish reason".into()),
-                );
-            }
-            if p.chunks == 0 {
-                break 'run (Outcome::EmptyOutput, None);
-            }
-            (Outcome::Ok, None)
-        };
-
-        let since = |t: Instant| us(t.saturating_duration_since(ctx.intended));
-        let (out_tokens, from_usage) = match p.usage.and_then(|u| u.completion_tokens) {
-            Some(n) => (n, true),
-            None => (p.chunks as u64, false),
-        };
-        let ttft_us = p.first.map(since);
-        let e2e_us = p.last.map(since);
-        let tpot_us = match (ttft_us, e2e_us) {
-            (Some(t), Some(e)) if out_tokens > 1 => Some((e - t) as f64 / (out_tokens - 1) as f64),
-            _ => None,
-        };
-        let lag = sent
-            .saturating_duration_since(ctx.intended)
-            .saturating_sub(queue);
-        let record = RequestRecord {
-            index: spec.index,
-            warmup: spec.warmup,
-            class: spec.class,
-            outcome,
-            intended_us: us(ctx.intended.saturating_duration_since(ctx.run_start)),
-            sent_us: us(sent.saturating_duration_since(ctx.run_start)),
-            end_us: us(Instant::now().saturating_duration_since(ctx.run_start)),
-            retried,
-            queue_us: us(queue),
-            send_lag_us: us(lag),
-            ttft_us,
-            e2e_us,
-            tpot_us,
-            prompt_tokens: p.usage.and_then(|u| u.prompt_tokens),
-            output_tokens: out_tokens,
-            output_tokens_from_usage: from_usage,
-            max_tokens: spec.max_tokens,
-            input_tokens_target: spec.input_tokens_target,
-            content_chunks: p.chunks,
-            preamble_chunks: p.preamble,
-            first_event_us: p.first_event.map(since),
-            finish_reason: p.finish_reason,
-            error: detail.map(|d| self.target.redact(d)),
-        };
-        Sent {
-            record,
-            itl_us: p.itl_us,
-        }
-    }
-}
-
-/// The error of a request sent on a pooled connection the server had already closed.
-fn stale_connection(e: &reqwest::Error) -> bool {
-    !e.is_connect()
-        && !e.is_timeout()
-        && error_chain(e).contains("connection closed before message completed")
-}
-
 /// An error with its causes, one line (reqwest's top-level message alone is vague).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(c) = src {
@@ -432,7 +57,7 @@ pub async fn list_models(target: &Target) -> Result<Vec<String>, BenchError> {
     let mut req = http
         .get(target.url("models"))
         .timeout(Duration::from_secs(10));
-    if let Some(k) = &target.api_key {
+    if let Some(k) = target.api_key() {
         req = req.bearer_auth(k);
     }
     let fail = |m: String| {
@@ -447,33 +72,4 @@ pub async fn list_models(target: &Target) -> Result<Vec<String>, BenchError> {
     }
     let list: ModelList = resp.json().await.map_err(|e| fail(e.to_string()))?;
     Ok(list.data.into_iter().map(|m| m.id).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn endpoints_normalize_and_lose_credentials() {
-        let t = Target::new(
-            "http://user:secret@h:8000?key=abc",
-            Api::Chat,
-            "m".into(),
-            Some("sk-1".into()),
-        )
-        .unwrap();
-        assert_eq!(
-            t.url("chat/completions").as_str(),
-            "http://user:secret@h:8000/v1/chat/completions"
-        );
-        assert_eq!(t.public_endpoint(), "http://h:8000/v1");
-        let t2 = Target::new("http://h:8000/openai/v1/", Api::Chat, "m".into(), None).unwrap();
-        assert_eq!(
-            t2.url("completions").as_str(),
-            "http://h:8000/openai/v1/completions"
-        );
-        assert!(!format!("{t:?}").contains("sk-1"));
-        assert_eq!(t.redact("bad key sk-1".into()), "bad key <redacted>");
-        assert!(Target::new("ftp://h", Api::Chat, "m".into(), None).is_err());
-    }
 }

@@ -1,0 +1,200 @@
+//! The data path stays one-way: every `crate::…` reference in `src/` goes to a top-level
+//! module in the same layer or a lower one (the layers are listed in `src/lib.rs`), so no two
+//! top-level modules import each other. Test code (`tests.rs` files, `#[cfg(test)]` modules,
+//! `testkit.rs`) may reach across, and is left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Top-level modules by layer, lowest first — as `src/lib.rs` documents them.
+const LAYERS: &[&[&str]] = &[
+    &["error", "cli"],
+    &["model"],
+    &["sim"],
+    &["config"],
+    &["plan"],
+    &["engine"],
+    &["metrics"],
+    &["output"],
+    &["session"],
+    &["verdict"],
+    &["analysis"],
+    &["commands"],
+];
+
+fn layer(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// The non-test source of every file under `dir`, with its top-level module.
+fn sources(dir: &Path, out: &mut Vec<(String, String, String)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".rs") || name == "tests.rs" || name == "testkit.rs" {
+            continue;
+        }
+        let rel = p
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+            .unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" || top == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+        out.push((rel.display().to_string(), top, code));
+    }
+}
+
+fn ident(s: &str) -> String {
+    s.trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The top-level modules a file's code names as `crate::x` or in `crate::{x, y::z}`.
+fn imports(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        let names = match after.strip_prefix('{') {
+            // A group: the first name of each top-level item.
+            Some(group) => {
+                let (mut depth, mut items, mut start) = (0, Vec::new(), 0);
+                for (k, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            items.push(&group[start..k]);
+                            break;
+                        }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            items.push(&group[start..k]);
+                            start = k + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                items.into_iter().map(ident).collect()
+            }
+            None => vec![ident(after)],
+        };
+        out.extend(names.into_iter().filter(|n| layer(n).is_some()));
+        rest = after;
+    }
+    out
+}
+
+#[test]
+fn the_import_scanner_sees_paths_and_groups() {
+    let code = "use crate::model::x;\nuse crate::{output, session::Session, verdict::{a, b}};\nlet _ = crate::out!(\"\");";
+    let got: Vec<String> = imports(code).into_iter().collect();
+    assert_eq!(got, ["model", "output", "session", "verdict"]);
+}
+
+#[test]
+fn every_module_imports_only_its_layer_or_below_and_there_are_no_cycles() {
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for (file, top, code) in &files {
+        let own = layer(top).unwrap_or_else(|| panic!("{file}: module `{top}` is in no layer"));
+        for m in imports(code) {
+            if m == *top {
+                continue;
+            }
+            if layer(&m).unwrap() > own {
+                wrong.push(format!(
+                    "{file} ({top}, layer {own}) imports {m} (layer {})",
+                    layer(&m).unwrap()
+                ));
+            }
+            graph.entry(top.clone()).or_default().insert(m);
+        }
+    }
+    assert!(wrong.is_empty(), "upward imports:\n{}", wrong.join("\n"));
+    // Same-layer modules could still import each other; look for any cycle.
+    fn visit(
+        n: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if let Some(i) = path.iter().position(|p| p == n) {
+            panic!("import cycle: {} → {n}", path[i..].join(" → "));
+        }
+        if done.contains(n) {
+            return;
+        }
+        path.push(n.to_string());
+        for m in graph.get(n).into_iter().flatten() {
+            visit(m, graph, path, done);
+        }
+        path.pop();
+        done.insert(n.to_string());
+    }
+    let mut done = BTreeSet::new();
+    for n in graph.keys() {
+        visit(n, &graph, &mut Vec::new(), &mut done);
+    }
+}
+
+#[test]
+fn lib_rs_documents_the_same_layers() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    for (i, layer) in LAYERS.iter().enumerate() {
+        let row = layer
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let line = format!("//! | {i} | {row} |");
+        assert!(
+            lib.contains(&line),
+            "src/lib.rs does not list layer {i} as `{line}`"
+        );
+    }
+}
+
+#[test]
+fn no_source_file_is_too_long_to_read_in_one_sitting() {
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|(file, _, _)| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(file);
+            let n = std::fs::read_to_string(path).unwrap().lines().count();
+            (n > 600).then(|| format!("{file}: {n} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these along the data path:\n{}",
+        long.join("\n")
+    );
+}
