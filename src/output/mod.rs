@@ -119,3 +119,6 @@ pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchE
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests;

@@ -57,16 +57,19 @@ pub fn render(plan: &Plan) -> String {
         Some(n) => format!("{n} requests"),
         None => "requests until the duration runs out".to_string(),
     };
-    let _ = writeln!(
-        o,
-        "plan for {who}: {count}; the first {} of the plan are warmup (sent, not measured)",
-        plan.warmup
-    );
+    let warmup = match plan.warmup {
+        0 => "no warmup".to_string(),
+        n => format!(
+            "requests 0–{} of the plan are warmup (sent, not measured)",
+            n - 1
+        ),
+    };
+    let _ = writeln!(o, "plan for {who}: {count}; {warmup}");
     match &plan.release {
         Release::Closed { workers } => {
             let _ = writeln!(
                 o,
-                "  closed loop: {workers} worker{} each send the next request when the last ends; a request's intended time is when a worker takes it",
+                "  closed loop: {workers} worker{}, each sending its next request when its last one ends; a request's intended time is when a worker takes it",
                 if *workers == 1 { "" } else { "s" }
             );
         }

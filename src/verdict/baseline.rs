@@ -94,3 +94,21 @@ pub fn list(dir: &Path) -> Vec<(String, String, PathBuf)> {
     out.sort();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::scenario::{LoadMode, Workload};
+
+    #[test]
+    fn the_committed_baseline_reads_with_its_typed_scenario() {
+        // Recorded before run.json carried a typed scenario (and before `salt`): the JSON it
+        // holds must still read as one.
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/smoke/main.json");
+        let b = load(&p).unwrap();
+        let s = &b.repetitions[0].scenario;
+        assert_eq!(s.name, "smoke");
+        assert!(matches!(s.load.mode, LoadMode::Closed { .. }));
+        assert!(matches!(s.workload, Workload::Synthetic { .. }));
+    }
+}

@@ -7,6 +7,7 @@
 
 pub mod plot;
 
+use super::compare;
 use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample;
 use crate::model::comparison::{Comparison, Verdict};
@@ -202,15 +203,13 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &RunResult)>) 
         };
         let _ = write!(
             b,
-            "<tr><td>{}</td><td>{:.3} {u}</td><td>{:.3} {u}</td><td>{:+.1}</td><td>[{:+.1}, {:+.1}]</td><td class=\"{class}\">{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
             r.metric,
-            r.baseline,
-            r.candidate,
-            r.delta_pct,
-            r.interval_low,
-            r.interval_high,
+            esc(&compare::value(r, r.baseline)),
+            esc(&compare::value(r, r.candidate)),
+            esc(&compare::delta(r)),
+            esc(&compare::interval(r)),
             r.verdict.label(),
-            u = esc(&r.unit)
         );
     }
     b.push_str("</table><ul>");

@@ -1,0 +1,228 @@
+//! Golden files for every renderer (`src/output/snapshots/`, with `insta`): fixed inputs —
+//! seeded runs, a comparison of them, a sweep, a stack — rendered and compared byte for byte.
+//! A change to any output format shows up here as a diff to review (`cargo insta review`, or
+//! `INSTA_UPDATE=always cargo test` and read the diff before committing).
+//!
+//! HTML pages are compared by structure (elements and text, SVG bodies elided): the charts'
+//! coordinates belong to plotters, not to us.
+
+use super::*;
+use crate::config::thresholds::{thresholds, GateConfig};
+use crate::model::baseline::Baseline;
+use crate::model::comparison::Comparison;
+use crate::model::diagnosis::{Area, Finding};
+use crate::model::metric::{Latency, Metric, Quantile};
+use crate::model::record::Outcome;
+use crate::model::server::ServerMetrics;
+use crate::model::stack::{Interaction, InteractionRow, Ladder, LadderStep};
+use crate::model::sweep::{Point, Sweep};
+use crate::testkit::{lognormal_run, record, rng, run_of, scenario};
+
+/// A run with varied latencies, an error, a role-only first chunk and server metrics.
+fn run() -> RunResult {
+    let mut rs: Vec<_> = (0..40).map(|i| record(i, Outcome::Ok)).collect();
+    for (i, r) in rs.iter_mut().enumerate() {
+        let i = i as u64;
+        r.ttft_us = Some(15_000 + i * 731 % 9_000);
+        r.e2e_us = Some(r.ttft_us.unwrap() + 30_000 + i * 97);
+        r.tpot_us = Some((r.e2e_us.unwrap() - r.ttft_us.unwrap()) as f64 / 9.0);
+        r.end_us = r.intended_us + r.e2e_us.unwrap();
+        r.preamble_chunks = 1;
+        r.first_event_us = Some(400 + i);
+        r.input_tokens_target = Some(90);
+    }
+    rs[0].warmup = true;
+    rs[7].outcome = Outcome::Http(503);
+    rs[7].error = Some("=overloaded".into());
+    let mut run = run_of(rs, scenario("[slo]\nttft_ms = 20"), 3);
+    run.scenario_name = "golden".into();
+    run.run_id = "golden-19700101T000000.000Z".into();
+    run.vars = [("prefix_cache".to_string(), "on".to_string())].into();
+    run.server_metrics = Some(ServerMetrics {
+        url: "http://127.0.0.1:1/metrics".into(),
+        engine: Some("vllm".into()),
+        scrapes: 3,
+        prefix_cache_hit_rate: Some(0.61),
+        preemptions: Some(0.0),
+        kv_usage_peak: Some(0.42),
+        ..Default::default()
+    });
+    run
+}
+
+/// A baseline of three seeded runs and a candidate 30 % slower, compared with the defaults.
+fn comparison() -> (Baseline, RunResult, Comparison) {
+    let mut g = rng(7);
+    let reps: Vec<RunResult> = (0..3)
+        .map(|_| lognormal_run(300, 40.0, 0.0, &mut g))
+        .collect();
+    let mut base = Baseline::new("main", reps).unwrap();
+    base.environment.created_at = chrono::DateTime::UNIX_EPOCH;
+    base.environment.host = "ci".into();
+    let mut cand = lognormal_run(300, 52.0, 0.0, &mut g);
+    cand.run_id = "candidate".into();
+    cand.vars.insert("quant".into(), "int8".into());
+    let cfg = GateConfig {
+        thresholds: thresholds(&[]).unwrap(),
+        alpha: 0.05,
+        replicates: 200,
+        seed: 1,
+    };
+    let mut c = crate::verdict::compare::compare(&base, &cand, false, &cfg).unwrap();
+    c.created_at = chrono::DateTime::UNIX_EPOCH;
+    (base, cand, c)
+}
+
+fn sweep() -> Sweep {
+    let point = |load: &str, rps: f64, ttft: f64, attained: f64| Point {
+        load: load.into(),
+        offered_rps: Some(rps),
+        concurrency: None,
+        achieved_rps: rps * 0.98,
+        output_tps: rps * 31.0,
+        goodput_rps: Some(rps * attained),
+        slo_attainment: Some(attained),
+        ttft_p50_ms: ttft,
+        ttft_p95_ms: ttft * 1.6,
+        ttft_p99_ms: ttft * 2.1,
+        tpot_p50_ms: 11.5,
+        tpot_p95_ms: 12.9,
+        tpot_p99_ms: 14.0,
+        errors: 0,
+        sent: 100,
+        peak_concurrency: 7,
+        run_dir: "results/sweep/01".into(),
+    };
+    Sweep {
+        scenario: "golden".into(),
+        points: vec![
+            point("rate=1.000", 1.0, 20.0, 1.0),
+            point("rate=4.000", 4.0, 31.0, 0.97),
+            point("rate=8.000", 8.0, 410.0, 0.2),
+        ],
+        stopped_early: Some("saturated at rate=8.000".into()),
+        max_rate_rps: Some(4.0),
+        max_rate_bracket: Some((4.0, 8.0)),
+    }
+}
+
+fn interactions() -> Vec<InteractionRow> {
+    vec![InteractionRow {
+        metric: Metric::Latency(Latency::Tpot, Quantile::P50),
+        changes: vec!["spec=3".into(), "quant=int4".into()],
+        alone: vec![0.32, 0.36],
+        combined: 0.169,
+        expected: 0.115,
+        interaction: 0.39,
+        interval_low: 0.29,
+        interval_high: 0.49,
+        verdict: Interaction::Conflict,
+        contention: Some("the draft: spec-decode acceptance 0.82 alone → 0.44 combined".into()),
+    }]
+}
+
+/// Elements and text of a page, with each SVG reduced to its title.
+fn structure(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("<svg") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("</svg>").map_or(rest.len(), |e| i + e + 6);
+        out.push_str("<svg…/>");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.replace("><", ">\n<")
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn run_renderers() {
+    let r = run();
+    insta::assert_snapshot!("run_table", table::render(&r));
+    insta::assert_snapshot!("requests_csv", text(csv::requests(&r.requests).unwrap()));
+    insta::assert_snapshot!("summary_csv", text(csv::summary(&r.summary).unwrap()));
+    insta::assert_snapshot!("vllm_export", text(json(&vllm::render(&r)).unwrap()));
+    insta::assert_snapshot!("run_html_structure", structure(&html::run_report(&r)));
+    let findings = crate::analysis::diagnose::diagnose(&r);
+    insta::assert_snapshot!("diagnosis", diagnose::render(&r, &findings));
+}
+
+#[test]
+fn comparison_renderers() {
+    let (base, cand, c) = comparison();
+    insta::assert_snapshot!("compare_table", compare::table(&c));
+    insta::assert_snapshot!("compare_markdown", compare::markdown(&c));
+    insta::assert_snapshot!("compare_json", text(json(&c).unwrap()));
+    let rows = record::comparison_rows(&c, "=ci", "INT8 weights");
+    insta::assert_snapshot!("record_csv", text(record::render(&rows, true).unwrap()));
+    insta::assert_snapshot!("baseline_summary", baseline::summary(&base));
+    let page = html::compare_report(&c, Some((&base.repetitions, &cand)));
+    insta::assert_snapshot!("compare_html_structure", structure(&page));
+}
+
+#[test]
+fn sweep_and_stack_renderers() {
+    let s = sweep();
+    insta::assert_snapshot!("sweep_table", sweep::render(&s, 0.95));
+    insta::assert_snapshot!("sweep_csv", text(sweep::csv(&s).unwrap()));
+    insta::assert_snapshot!(
+        "sweep_html_structure",
+        structure(&html::sweep_report(&s, Some(100.0)))
+    );
+    let rows = interactions();
+    insta::assert_snapshot!("stack_factorial", stack::factorial(&rows));
+    let stack_csv = record::stack_rows(&rows, "stack-demo.toml", "me", "1970-01-01");
+    insta::assert_snapshot!("stack_csv", text(record::render(&stack_csv, true).unwrap()));
+    let (_, _, c) = comparison();
+    let ladder = Ladder {
+        steps: vec![LadderStep {
+            change: "quant=int8".into(),
+            comparison: c,
+            cumulative_tpot_pct: None,
+        }],
+        stopped_at: Some(1),
+        planned: 2,
+    };
+    insta::assert_snapshot!("stack_ladder", stack::ladder(&ladder));
+}
+
+#[test]
+fn plan_and_selftest_renderers() {
+    let s = scenario("");
+    let plan = crate::plan::Plan::new(&s, None).unwrap();
+    insta::assert_snapshot!(
+        "plan",
+        format!("{}\n{}", plan::describe(&s), plan::render(&plan))
+    );
+    let level = crate::model::selftest::Level {
+        streams: 64,
+        requests: 256,
+        ok: 256,
+        chunks_per_s: 812_345.6,
+        added_ttft_p50_us: 412.0,
+        added_ttft_p99_us: 1_730.5,
+        added_ttft_max_us: 2_004.0,
+        peak: 64,
+    };
+    insta::assert_snapshot!(
+        "selftest",
+        format!(
+            "{}\n{}\n{}",
+            selftest::header("flat out", 256),
+            selftest::row(&level),
+            selftest::FOOTER
+        )
+    );
+    let f = Finding {
+        area: Area::Ttft,
+        title: "TTFT high — queueing".into(),
+        evidence: vec!["server queue time mean 700 ms of TTFT mean 900 ms".into()],
+        techniques: vec!["prefix caching".into(), "chunked prefill".into()],
+        conflicts: vec![],
+    };
+    insta::assert_snapshot!("diagnosis_finding", diagnose::render(&run(), &[f]));
+}
