@@ -223,4 +223,4 @@ pub fn latency_summary(m: Latency, sample: &Sample) -> LatencySummary {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

@@ -2,35 +2,8 @@
 
 use super::*;
 use crate::model::record::{Outcome, RequestRecord};
+use crate::testkit::record;
 use std::time::Duration;
-
-pub(crate) fn record(index: u64, outcome: Outcome) -> RequestRecord {
-    RequestRecord {
-        index,
-        warmup: false,
-        class: String::new(),
-        outcome,
-        intended_us: index * 1000,
-        sent_us: index * 1000 + 10,
-        end_us: index * 1000 + 50_000,
-        retried: false,
-        queue_us: 0,
-        send_lag_us: 10,
-        ttft_us: Some(20_000),
-        e2e_us: Some(50_000),
-        tpot_us: Some(30_000.0 / 9.0),
-        prompt_tokens: Some(100),
-        output_tokens: 10,
-        output_tokens_from_usage: true,
-        max_tokens: 10,
-        input_tokens_target: None,
-        content_chunks: 10,
-        preamble_chunks: 0,
-        first_event_us: None,
-        finish_reason: Some("length".into()),
-        error: None,
-    }
-}
 
 fn data(records: Vec<RequestRecord>) -> RunData {
     let mut itl = new_histogram();
