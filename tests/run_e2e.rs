@@ -312,6 +312,27 @@ fn usage_errors_exit_2_with_a_clear_message() {
 }
 
 #[test]
+fn a_schedule_that_cannot_be_made_fails_before_the_first_request() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "rate = 1e9\nduration = \"1000s\"");
+    let o = bench()
+        .args(["run", scenario.to_str().unwrap(), "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the plan would hold more than"), "{err}");
+    assert!(log.received.lock().unwrap().is_empty(), "nothing may be sent");
+    let v = bench()
+        .args(["validate", scenario.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(v.status.code(), Some(2), "validate builds the same plan");
+}
+
+#[test]
 fn connection_refused_is_counted_not_fatal() {
     // Bind then drop a listener to get a port with nothing behind it.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -108,8 +108,13 @@ const GRACE: Duration = Duration::from_secs(2);
 async fn a_slow_server_does_not_slow_the_schedule() {
     // 10 req/s against a server that takes 30 s per request: every request still leaves on time.
     let p = plan(open(10.0, None), 50, 0);
-    let planned =
-        schedule::arrival_offsets(10.0, Arrival::Poisson, 1.0, Some(50), None, 11).unwrap();
+    let planned = schedule::arrival_offsets(
+        schedule::Law::new(10.0, Arrival::Poisson, 1.0),
+        Some(50),
+        None,
+        11,
+    )
+    .unwrap();
     let data = run(
         Arc::new(FakeServer {
             latency: Duration::from_secs(30),

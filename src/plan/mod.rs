@@ -62,9 +62,7 @@ impl Plan {
                 max_concurrency,
             } => {
                 let all = schedule::arrival_offsets(
-                    *rate_rps,
-                    *arrival,
-                    *burstiness,
+                    schedule::Law::new(*rate_rps, *arrival, *burstiness),
                     total,
                     s.load.duration_s,
                     s.seed,

@@ -16,16 +16,37 @@ pub const MAX_ARRIVALS: u64 = 10_000_000;
 
 const SCHEDULE_STREAM: u64 = u64::MAX;
 
+/// An open loop's arrival law: the rate, the law of the gaps, and the gamma shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Law {
+    pub rate_rps: f64,
+    pub arrival: Arrival,
+    pub burstiness: f64,
+}
+
+impl Law {
+    pub fn new(rate_rps: f64, arrival: Arrival, burstiness: f64) -> Law {
+        Law {
+            rate_rps,
+            arrival,
+            burstiness,
+        }
+    }
+}
+
 /// Intended offsets from the run start: `count` of them, or as many as fall before
 /// `duration_s`, whichever is fewer.
 pub fn arrival_offsets(
-    rate_rps: f64,
-    arrival: Arrival,
-    burstiness: f64,
+    law: Law,
     count: Option<u64>,
     duration_s: Option<f64>,
     seed: u64,
 ) -> Result<Vec<Duration>, String> {
+    let Law {
+        rate_rps,
+        arrival,
+        burstiness,
+    } = law;
     let limit = match (count, duration_s) {
         (Some(c), _) => c,
         (None, Some(d)) => (rate_rps * d * 1.5 + 100.0).min(u64::MAX as f64) as u64,
@@ -70,9 +91,12 @@ mod tests {
 
     #[test]
     fn seeded_and_counted() {
-        let a = arrival_offsets(20.0, Arrival::Poisson, 1.0, Some(5000), None, 3).unwrap();
-        let b = arrival_offsets(20.0, Arrival::Poisson, 1.0, Some(5000), None, 3).unwrap();
-        let c = arrival_offsets(20.0, Arrival::Poisson, 1.0, Some(5000), None, 4).unwrap();
+        let a =
+            arrival_offsets(Law::new(20.0, Arrival::Poisson, 1.0), Some(5000), None, 3).unwrap();
+        let b =
+            arrival_offsets(Law::new(20.0, Arrival::Poisson, 1.0), Some(5000), None, 3).unwrap();
+        let c =
+            arrival_offsets(Law::new(20.0, Arrival::Poisson, 1.0), Some(5000), None, 4).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 5000);
@@ -84,10 +108,11 @@ mod tests {
 
     #[test]
     fn constant_and_gamma_rates() {
-        let c = arrival_offsets(4.0, Arrival::Constant, 1.0, Some(9), None, 0).unwrap();
+        let c = arrival_offsets(Law::new(4.0, Arrival::Constant, 1.0), Some(9), None, 0).unwrap();
         assert_eq!(c[8], Duration::from_secs(2));
         for b in [0.25, 4.0] {
-            let g = arrival_offsets(10.0, Arrival::Gamma, b, Some(20_000), None, 1).unwrap();
+            let g =
+                arrival_offsets(Law::new(10.0, Arrival::Gamma, b), Some(20_000), None, 1).unwrap();
             let r = mean_rate(&g);
             assert!((r - 10.0).abs() < 0.5, "gamma({b}) rate {r}");
         }
@@ -96,7 +121,8 @@ mod tests {
     #[test]
     fn burstier_gamma_has_more_variable_gaps() {
         let cv = |b: f64| {
-            let g = arrival_offsets(10.0, Arrival::Gamma, b, Some(20_000), None, 1).unwrap();
+            let g =
+                arrival_offsets(Law::new(10.0, Arrival::Gamma, b), Some(20_000), None, 1).unwrap();
             let gaps: Vec<f64> = g.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
             let m = gaps.iter().sum::<f64>() / gaps.len() as f64;
             let v = gaps.iter().map(|x| (x - m).powi(2)).sum::<f64>() / gaps.len() as f64;
@@ -109,11 +135,20 @@ mod tests {
 
     #[test]
     fn duration_bounds_the_plan() {
-        let d = arrival_offsets(50.0, Arrival::Poisson, 1.0, None, Some(10.0), 5).unwrap();
+        let d =
+            arrival_offsets(Law::new(50.0, Arrival::Poisson, 1.0), None, Some(10.0), 5).unwrap();
         assert!(d.iter().all(|o| o.as_secs_f64() < 10.0));
         assert!((400..600).contains(&d.len()), "{}", d.len());
-        let both = arrival_offsets(50.0, Arrival::Constant, 1.0, Some(10), Some(100.0), 5).unwrap();
+        let both = arrival_offsets(
+            Law::new(50.0, Arrival::Constant, 1.0),
+            Some(10),
+            Some(100.0),
+            5,
+        )
+        .unwrap();
         assert_eq!(both.len(), 10);
-        assert!(arrival_offsets(1e9, Arrival::Constant, 1.0, None, Some(1e3), 5).is_err());
+        assert!(
+            arrival_offsets(Law::new(1e9, Arrival::Constant, 1.0), None, Some(1e3), 5).is_err()
+        );
     }
 }

@@ -242,7 +242,13 @@ fn quantization_gains_more_under_a_kv_bound_load_than_at_low_load() {
 
 fn long_short(chunked: bool) -> VirtualRun {
     let n = 300;
-    let offsets = schedule::arrival_offsets(3.0, Arrival::Poisson, 1.0, Some(n), None, 8).unwrap();
+    let offsets = schedule::arrival_offsets(
+        schedule::Law::new(3.0, Arrival::Poisson, 1.0),
+        Some(n),
+        None,
+        8,
+    )
+    .unwrap();
     let mut arrivals = Vec::new();
     for (i, off) in offsets.iter().enumerate() {
         let mut rng = stream_rng(8, i as u64);

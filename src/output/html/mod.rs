@@ -15,7 +15,7 @@ use crate::model::metric::Latency;
 use crate::model::record::RequestRecord;
 use crate::model::result::RunResult;
 use crate::model::sweep::{Point, Sweep};
-use plot::{cdf, chart, Series};
+use plot::{cdf, chart, Frame, Series};
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
@@ -55,12 +55,14 @@ fn cdfs(arms: &[(&str, Vec<&RunResult>)]) -> String {
             })
             .collect();
         o.push_str(&chart(
-            &format!("{label} CDF"),
-            &format!("{label} (ms)"),
-            "fraction of requests ≤ x",
+            &Frame {
+                title: &format!("{label} CDF"),
+                x_label: &format!("{label} (ms)"),
+                y_label: "fraction of requests ≤ x",
+                dots: false,
+                hline: None,
+            },
             &series,
-            false,
-            None,
         ));
     }
     o.push_str("</div>");
@@ -122,26 +124,30 @@ pub fn run_report(r: &RunResult) -> String {
     let slo = &r.scenario.slo;
     b.push_str("<div class=\"charts\">");
     b.push_str(&chart(
-        "TTFT over the run",
-        "intended send (s)",
-        "TTFT (ms)",
+        &Frame {
+            title: "TTFT over the run",
+            x_label: "intended send (s)",
+            y_label: "TTFT (ms)",
+            dots: true,
+            hline: slo.ttft_ms.map(|v| (v, "SLO")),
+        },
         &[Series {
             name: "TTFT",
             points: ttft,
         }],
-        true,
-        slo.ttft_ms.map(|v| (v, "SLO")),
     ));
     b.push_str(&chart(
-        "TPOT over the run",
-        "intended send (s)",
-        "TPOT (ms)",
+        &Frame {
+            title: "TPOT over the run",
+            x_label: "intended send (s)",
+            y_label: "TPOT (ms)",
+            dots: true,
+            hline: slo.tpot_ms.map(|v| (v, "SLO")),
+        },
         &[Series {
             name: "TPOT",
             points: tpot,
         }],
-        true,
-        slo.tpot_ms.map(|v| (v, "SLO")),
     ));
     let end = ok.iter().map(|q| q.end_us).max().unwrap_or(0) as f64 / 1e6;
     let bins = (end.ceil() as usize).clamp(1, 3600);
@@ -155,15 +161,17 @@ pub fn run_report(r: &RunResult) -> String {
         .map(|(i, c)| (i as f64 + 0.5, *c as f64))
         .collect();
     b.push_str(&chart(
-        "completions per second",
-        "time (s)",
-        "requests / s",
+        &Frame {
+            title: "completions per second",
+            x_label: "time (s)",
+            y_label: "requests / s",
+            dots: false,
+            hline: None,
+        },
         &[Series {
             name: "completed",
             points: tp,
         }],
-        false,
-        None,
     ));
     b.push_str("</div>");
     page(&format!("bench run {}", r.scenario_name), &b)
@@ -252,12 +260,14 @@ pub fn sweep_report(s: &Sweep, slo_ttft_ms: Option<f64>) -> String {
         },
     ];
     b.push_str(&chart(
-        "throughput–latency",
-        "achieved throughput (req/s)",
-        "latency (ms)",
+        &Frame {
+            title: "throughput–latency",
+            x_label: "achieved throughput (req/s)",
+            y_label: "latency (ms)",
+            dots: false,
+            hline: slo_ttft_ms.map(|v| (v, "TTFT SLO")),
+        },
         &series,
-        false,
-        slo_ttft_ms.map(|v| (v, "TTFT SLO")),
     ));
     b.push_str("<table><tr><th>load</th><th>req/s</th><th>out tok/s</th><th>goodput</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p50</th><th>errors</th></tr>");
     for p in &s.points {

@@ -50,15 +50,25 @@ fn bounds(series: &[Series], hline: Option<f64>) -> (f64, f64, f64, f64) {
     (x0, x1, y0, y1)
 }
 
-/// Lines (or dots) for each series, an optional horizontal reference line (e.g. an SLO).
-pub fn chart(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[Series],
-    dots: bool,
-    hline: Option<(f64, &str)>,
-) -> String {
+/// How a chart looks: its title and axis labels, dots or lines, and an optional horizontal
+/// reference line (value, label), e.g. an SLO.
+pub struct Frame<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub dots: bool,
+    pub hline: Option<(f64, &'a str)>,
+}
+
+/// Lines (or dots) for each series in `frame`.
+pub fn chart(frame: &Frame, series: &[Series]) -> String {
+    let Frame {
+        title,
+        x_label,
+        y_label,
+        dots,
+        hline,
+    } = *frame;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (640, 360)).into_drawing_area();
