@@ -324,7 +324,10 @@ fn a_schedule_that_cannot_be_made_fails_before_the_first_request() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("the plan would hold more than"), "{err}");
-    assert!(log.received.lock().unwrap().is_empty(), "nothing may be sent");
+    assert!(
+        log.received.lock().unwrap().is_empty(),
+        "nothing may be sent"
+    );
     let v = bench()
         .args(["validate", scenario.to_str().unwrap()])
         .output()
