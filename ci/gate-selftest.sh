@@ -32,7 +32,7 @@ grep -q "FAIL tpot.p50" "$work/slow.txt" || fail "the regression does not name t
 grep -q "bw_eff: 0.8 → 0.615" "$work/record.csv" || fail "the record does not name the change"
 
 echo '{"schema_version": 1, "kind": "bench-baseline", "repetitions": [' > "$work/baselines/ci-gate/main.json"
-"$BENCH" compare "$S" --baselines "$work/baselines" --candidate "$work/aa/run.json" 2>"$work/corrupt.txt"
+"$BENCH" compare "$S" --baselines "$work/baselines" --candidate "$work/aa/rep1/run.json" 2>"$work/corrupt.txt"
 rc=$?; cat "$work/corrupt.txt"
 [ $rc -eq 2 ] || fail "a corrupt baseline exited $rc, expected 2"
 echo "selftest: 3 passed, 0 failed"

@@ -245,9 +245,27 @@ pub struct CompareArgs {
     /// Directory of the store.
     #[arg(long, default_value = "baselines")]
     pub baselines: PathBuf,
-    /// Compare this stored run instead of running the scenario now.
+    /// Runs of the candidate: the run-to-run spread of both arms is the gate's noise, so one
+    /// candidate run cannot show its own (see README, "The decision").
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// Judge these stored runs (repeatable) instead of running the scenario now.
     #[arg(long, value_name = "RUN.json")]
-    pub candidate: Option<PathBuf>,
+    pub candidate: Vec<PathBuf>,
+    /// Run the baseline's configuration now as well, alternating with the candidate in ABBA
+    /// blocks (--repeat of each), and judge against those control runs, so drift and machine
+    /// load fall on both arms. The baseline's configuration is reached by its vars (simulator
+    /// options, request-field vars, --param), --baseline-endpoint, or --switch.
+    #[arg(long, conflicts_with_all = ["candidate", "against"])]
+    pub interleave: bool,
+    /// With --interleave: the baseline configuration's endpoint.
+    #[arg(long, value_name = "URL", requires = "interleave")]
+    pub baseline_endpoint: Option<String>,
+    /// With --interleave: a shell command that switches the server to a configuration and
+    /// returns; `{arm}` is replaced by `baseline` or `candidate`. bench then waits for the
+    /// endpoint to answer GET /models before the next run.
+    #[arg(long, value_name = "CMD", requires = "interleave")]
+    pub switch: Option<String>,
     /// Use this earlier run as the baseline (gating a stack of changes step by step).
     #[arg(long, value_name = "RUN.json")]
     pub against: Option<PathBuf>,

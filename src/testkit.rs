@@ -95,6 +95,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         histograms: hists.encode().expect("histograms encode"),
         requests: data.records,
         shard: None,
+        environment: None,
     }
 }
 

@@ -191,7 +191,7 @@ pub async fn ladder(plan: &StackPlan, gate: &GateConfig) -> Result<Ladder, Bench
     for step in 1..=plan.tries.len() {
         let runs = step_runs(step).await?;
         let baseline = Baseline::new(&format!("step {}", step - 1), prev)?;
-        let comparison = compare(&baseline, &runs[0], false, gate)?;
+        let comparison = compare(&baseline, &runs, false, gate)?;
         let regressed = comparison.regressed;
         ladder.steps.push(LadderStep {
             change: names[step - 1].clone(),

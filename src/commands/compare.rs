@@ -1,6 +1,8 @@
-//! `bench compare`: judge a candidate (run now, or `--candidate RUN.json`) against a stored
+//! `bench compare`: judge a candidate — `--repeat` runs now, stored runs (`--candidate`), or
+//! runs interleaved with the baseline's configuration (`--interleave`) — against a stored
 //! baseline (or `--against RUN.json`); exit 1 on a regression.
 
+use crate::analysis::interleave::{self, check_control, control_opts};
 use crate::cli::CompareArgs;
 use crate::config::run::RunSpec;
 use crate::config::thresholds::{self, GateConfig};
@@ -16,7 +18,10 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let layers = thresholds::layers(args.gate.as_deref(), &spec.scenario.gate)?;
     let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
     let cfg = GateConfig::new(&refs, args.alpha, spec.scenario.seed)?;
-    let base = match &args.against {
+    if args.repeat == 0 {
+        return Err(BenchError::usage("--repeat must be at least 1"));
+    }
+    let stored = match &args.against {
         Some(p) => Baseline::from_run(p, RunResult::load(p)?)?,
         None => store::load(&store::path(
             &args.baselines,
@@ -24,25 +29,64 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             &args.name,
         ))?,
     };
-    let cand = match &args.candidate {
-        Some(p) => {
-            if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
-                eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored run is judged as it is)");
-            }
-            RunResult::load(p)?
+    let k = args.repeat as usize;
+    let (base, cand) = if args.interleave {
+        let opts = control_opts(
+            &stored,
+            &spec,
+            &args.opts,
+            args.baseline_endpoint.as_deref(),
+            args.switch.is_some(),
+        )?;
+        let control = RunSpec::from_args(&args.scenario, &opts)?;
+        check_control(&stored, &control)?;
+        let candidate = Session::new(spec)?;
+        let out = candidate.out_dir(&candidate.spec().scenario.name);
+        let (a, b) = interleave::run(
+            &Session::new(control)?,
+            &candidate,
+            k,
+            args.switch.as_deref(),
+            &out,
+        )
+        .await?;
+        eprintln!("control and candidate runs written under {}", out.display());
+        let name = format!("{} (interleaved control)", stored.name);
+        (Baseline::new(&name, a)?, b)
+    } else if !args.candidate.is_empty() {
+        if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
+            eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
         }
-        None => {
-            let session = Session::new(spec)?;
-            let out = session.out_dir(&session.spec().scenario.name);
-            let run = session.run_to(&out, false).await?;
+        let runs = args
+            .candidate
+            .iter()
+            .map(|p| RunResult::load(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        (stored, runs)
+    } else {
+        let session = Session::new(spec)?;
+        let out = session.out_dir(&session.spec().scenario.name);
+        let mut runs = Vec::new();
+        for i in 1..=k {
+            let dir = if k == 1 {
+                out.clone()
+            } else {
+                out.join(format!("rep{i}"))
+            };
+            if k > 1 {
+                eprintln!("candidate: repetition {i} of {k}");
+            }
+            let run = session.run_to(&dir, false).await?;
             if !run.complete {
                 return Ok(EXIT_ERROR);
             }
-            eprintln!("candidate run written to {}", out.display());
-            run
+            runs.push(run);
         }
+        eprintln!("candidate runs written to {}", out.display());
+        (stored, runs)
     };
-    let c = compare(&base, &cand, args.allow_multi, &cfg)?;
+    let mut c = compare(&base, &cand, args.allow_multi, &cfg)?;
+    c.interleaved = args.interleave;
     crate::out_text!("{}", output::compare::table(&c));
     let md = output::compare::markdown(&c);
     if let Some(p) = &args.markdown {

@@ -60,7 +60,8 @@ impl Baseline {
     }
 }
 
-fn host() -> String {
+/// This machine's name (`$HOSTNAME`, else /etc/hostname).
+pub fn host() -> String {
     std::env::var("HOSTNAME")
         .ok()
         .or_else(|| {

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Version of the compare JSON (`bench compare --json`). 2: `diffs` are objects with an
-/// absent side as null (1 wrote `[key, baseline, candidate]` with "∅" for absent).
+/// absent side as null (1 wrote `[key, baseline, candidate]` with "∅" for absent);
+/// `candidate_repetitions`, `interleaved` and `notes` added.
 pub const COMPARE_SCHEMA: u32 = 2;
 
 /// The gate's decision on one metric (rule in `verdict::decide`).
@@ -114,7 +115,15 @@ pub struct Comparison {
     /// Store name, or the path of the run given with `--against`.
     pub baseline: String,
     pub baseline_repetitions: usize,
+    /// The first candidate run's id.
     pub candidate_run: String,
+    /// Candidate runs judged (`bench compare --repeat`).
+    #[serde(default = "one")]
+    pub candidate_repetitions: usize,
+    /// The baseline arm was run now, alternating with the candidate (`--interleave`), rather
+    /// than read from the store.
+    #[serde(default)]
+    pub interleaved: bool,
     pub diffs: Vec<VarChange>,
     /// `prefix_cache: off → on`, `none (A/A)`, or the list when several differ.
     pub change: String,
@@ -125,8 +134,16 @@ pub struct Comparison {
     /// What the server's own metrics say changed ("prefix hit rate 0 % → 61 %").
     #[serde(default)]
     pub server_effects: Vec<String>,
+    /// What is not a regression, and what explains noise: a change of mode, runs that split
+    /// into two clusters, environments that differ.
+    #[serde(default)]
+    pub notes: Vec<String>,
     pub regressed: bool,
     pub created_at: DateTime<Utc>,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Comparison {

@@ -8,6 +8,7 @@ pub mod comparison;
 pub mod dataset;
 pub mod diagnosis;
 pub mod dist;
+pub mod environment;
 pub mod hist;
 pub mod metric;
 pub mod record;

@@ -5,6 +5,7 @@
 //! record, so any percentile can be recomputed exactly from raw values. Readers check
 //! `schema_version` and refuse what they do not know.
 
+use super::environment::RunEnvironment;
 use super::record::RequestRecord;
 use super::scenario::{Api, Scenario};
 use super::server::ServerMetrics;
@@ -72,6 +73,9 @@ pub struct RunResult {
     /// Set on one shard of a distributed run (`bench run --shard I/N`).
     #[serde(default)]
     pub shard: Option<Shard>,
+    /// The machine, how busy it was, and the engine's version (absent in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<RunEnvironment>,
 }
 
 impl RunResult {

@@ -40,14 +40,31 @@ fn headline(c: &Comparison) -> String {
         " (UNATTRIBUTABLE: several vars changed)"
     };
     format!(
-        "bench compare {} — {state}\n  change: {}{attrib}\n  baseline: {} ({} repetition{}) · candidate: {}",
+        "bench compare {} — {state}\n  change: {}{attrib}\n  baseline: {} · candidate: {}",
         c.scenario_name,
         c.change,
-        c.baseline,
-        c.baseline_repetitions,
-        if c.baseline_repetitions == 1 { "" } else { "s" },
-        c.candidate_run
+        arms(c).0,
+        arms(c).1
     )
+}
+
+/// How each arm is described: `main (3 runs)` and `3 runs (first r-1)`, interleaved or not.
+fn arms(c: &Comparison) -> (String, String) {
+    let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
+    let base = format!("{} ({})", c.baseline, runs(c.baseline_repetitions));
+    let mut cand = if c.candidate_repetitions <= 1 {
+        c.candidate_run.clone()
+    } else {
+        format!(
+            "{} (first {})",
+            runs(c.candidate_repetitions),
+            c.candidate_run
+        )
+    };
+    if c.interleaved {
+        cand.push_str(", run alternating with the baseline's configuration (ABBA)");
+    }
+    (base, cand)
 }
 
 fn gated(c: &Comparison) -> usize {
@@ -84,13 +101,19 @@ pub fn table(c: &Comparison) -> String {
     for r in &c.rows {
         let _ = writeln!(o, "  {}", r.reason);
     }
+    if !c.notes.is_empty() {
+        let _ = writeln!(o);
+        for n in &c.notes {
+            let _ = writeln!(o, "  note: {n}");
+        }
+    }
     let _ = writeln!(o, "\n  {}", method(c));
     o
 }
 
 fn method(c: &Comparison) -> String {
     format!(
-        "effect = ln(candidate/baseline) quantile (type 7), positive = worse (error rate: difference in pp); critical = q(1 − α/2m)·SE (q normal, or Student's t where run-to-run noise from the repetitions is in the SE), α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor). Interval = effect ± critical.",
+        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; SE from the spread of both arms' runs (the run is the unit) plus each run's sampling noise; critical = q(1 − α/2m)·SE, q Student's t with the runs' degrees of freedom (normal when the runs agree beyond their sampling noise), α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor); interval = effect ± critical. Error rate: exact (Fisher, Clopper–Pearson).",
         c.alpha,
         gated(c)
     )
@@ -114,13 +137,13 @@ pub fn markdown(c: &Comparison) -> String {
             " (unattributable: several vars changed)"
         }
     );
-    let _ = writeln!(
-        o,
-        "- baseline: `{}` ({} repetitions), candidate: `{}`",
-        c.baseline, c.baseline_repetitions, c.candidate_run
-    );
+    let (base, cand) = arms(c);
+    let _ = writeln!(o, "- baseline: {base}; candidate: {cand}");
     if !c.server_effects.is_empty() {
         let _ = writeln!(o, "- server: {}", c.server_effects.join(", "));
+    }
+    for n in &c.notes {
+        let _ = writeln!(o, "- note: {n}");
     }
     let _ = writeln!(o);
     let _ = writeln!(

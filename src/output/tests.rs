@@ -51,7 +51,7 @@ fn run() -> RunResult {
 }
 
 /// A baseline of three seeded runs and a candidate 30 % slower, compared with the defaults.
-fn comparison() -> (Baseline, RunResult, Comparison) {
+fn comparison() -> (Baseline, Vec<RunResult>, Comparison) {
     let mut g = rng(7);
     let reps: Vec<RunResult> = (0..3)
         .map(|_| lognormal_run(300, 40.0, 0.0, &mut g))
@@ -59,9 +59,14 @@ fn comparison() -> (Baseline, RunResult, Comparison) {
     let mut base = Baseline::new("main", reps).unwrap();
     base.environment.created_at = chrono::DateTime::UNIX_EPOCH;
     base.environment.host = "ci".into();
-    let mut cand = lognormal_run(300, 52.0, 0.0, &mut g);
-    cand.run_id = "candidate".into();
-    cand.vars.insert("quant".into(), "int8".into());
+    let cand: Vec<RunResult> = (1..=3)
+        .map(|i| {
+            let mut r = lognormal_run(300, 52.0, 0.0, &mut g);
+            r.run_id = format!("candidate-{i}");
+            r.vars.insert("quant".into(), "int8".into());
+            r
+        })
+        .collect();
     let cfg = GateConfig {
         thresholds: thresholds(&[]).unwrap(),
         alpha: 0.05,

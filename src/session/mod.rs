@@ -9,11 +9,12 @@
 //! scrapes "after"; and summarizes the records ([`crate::metrics::summary`]) into a
 //! [`RunResult`]. [`Session::run_to`] also writes the run directory, even when interrupted.
 
+pub mod environment;
 pub mod progress;
 pub mod prompts;
 
 use crate::config::run::RunSpec;
-use crate::engine::client::{list_models, HttpSender, Target};
+use crate::engine::client::{list_models, server_version, HttpSender, Target};
 use crate::engine::runner;
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
@@ -98,6 +99,7 @@ impl Session {
         // scrape is taken now, ahead of the schedule's start.
         let scraping = CancellationToken::new();
         let collector = self.scrape(&conn.target, &scraping).await;
+        let (env, cpu) = environment::before(server_version(&conn.target).await);
         self.wait_for_start().await;
         let started_at = Utc::now();
         let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
@@ -111,6 +113,7 @@ impl Session {
         let data = runner::run(sender, &plan, spec.grace, stop, |r| progress.record(r)).await?;
         progress.finish();
         scraping.cancel();
+        let env = environment::after(env, cpu);
         let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
         let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
@@ -136,6 +139,7 @@ impl Session {
             histograms: hists.encode()?,
             requests: data.records,
             shard: spec.shard,
+            environment: Some(env),
         })
     }
 

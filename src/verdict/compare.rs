@@ -6,7 +6,7 @@
 //! more than one is refused unless `--allow-multi`, which marks every result unattributable.
 //! Then [`super::gate::evaluate`] decides each metric.
 
-use super::gate;
+use super::{environment, gate, mode};
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
@@ -92,13 +92,26 @@ pub fn describe_change(diffs: &[VarChange]) -> String {
     }
 }
 
-/// Builds the comparison, refusing what is not comparable.
+/// Builds the comparison of the candidate's runs with a baseline, refusing what is not
+/// comparable.
 pub fn compare(
     base: &Baseline,
-    cand: &RunResult,
+    cands: &[RunResult],
     allow_multi: bool,
     cfg: &GateConfig,
 ) -> Result<Comparison, BenchError> {
+    let cand = cands.first().ok_or_else(|| {
+        BenchError::Runtime("a comparison needs at least one candidate run".into())
+    })?;
+    if let Some(other) = cands
+        .iter()
+        .find(|c| c.scenario_hash != cand.scenario_hash || c.vars != cand.vars)
+    {
+        return Err(BenchError::usage(format!(
+            "the candidate runs {} and {} ran other traffic or another configuration",
+            cand.run_id, other.run_id
+        )));
+    }
     if base.scenario_hash != cand.scenario_hash {
         return Err(BenchError::usage(format!(
             "not comparable: the candidate's scenario hash {} differs from the baseline's {} — the traffic (workload, load, request parameters, seed or SLOs) changed; record a new baseline",
@@ -113,7 +126,9 @@ pub fn compare(
             describe_change(&diffs)
         )));
     }
-    let rows = gate::evaluate(&base.repetitions, cand, cfg);
+    let mut rows = gate::evaluate(&base.repetitions, cands, cfg);
+    let mut notes = mode::name(&mut rows, &base.repetitions, cands);
+    notes.extend(environment::differences(&base.repetitions, cands));
     Ok(Comparison {
         schema_version: COMPARE_SCHEMA,
         scenario_name: cand.scenario_name.clone(),
@@ -121,12 +136,15 @@ pub fn compare(
         baseline: base.name.clone(),
         baseline_repetitions: base.repetitions.len(),
         candidate_run: cand.run_id.clone(),
+        candidate_repetitions: cands.len(),
+        interleaved: false,
         change: describe_change(&diffs),
         attributable: diffs.len() <= 1,
         diffs,
         alpha: cfg.alpha,
         regressed: rows.iter().any(|r| r.verdict == Verdict::Regressed),
         server_effects: server_effects(base, cand),
+        notes,
         rows,
         created_at: Utc::now(),
     })
@@ -170,28 +188,28 @@ mod tests {
         let base = Baseline::new("main", reps).unwrap();
         let mut cand = run(300, 40.0, 0.0, &mut rng);
         cand.vars = vars(&[("prefix_cache", "off"), ("engine", "x")]);
-        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        let c = compare(&base, std::slice::from_ref(&cand), false, &cfg()).unwrap();
         assert_eq!(c.change, "none (A/A)");
         cand.vars.insert("prefix_cache".into(), "on".into());
-        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        let c = compare(&base, std::slice::from_ref(&cand), false, &cfg()).unwrap();
         assert_eq!(c.change, "prefix_cache: off → on");
         assert!(c.attributable);
         cand.vars.insert("quant".into(), "int4".into());
-        let e = compare(&base, &cand, false, &cfg())
+        let e = compare(&base, std::slice::from_ref(&cand), false, &cfg())
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("more than one variable changed") && e.contains("quant: ∅ → int4"),
             "{e}"
         );
-        let c = compare(&base, &cand, true, &cfg()).unwrap();
+        let c = compare(&base, std::slice::from_ref(&cand), true, &cfg()).unwrap();
         assert!(!c.attributable);
         let rows = record::comparison_rows(&c, "me", "");
         assert!(rows
             .iter()
             .all(|r| r.change.starts_with("unattributable: ")));
         cand.scenario_hash = "other".into();
-        assert!(compare(&base, &cand, true, &cfg())
+        assert!(compare(&base, std::slice::from_ref(&cand), true, &cfg())
             .unwrap_err()
             .to_string()
             .contains("not comparable"));
@@ -206,7 +224,7 @@ mod tests {
         )
         .unwrap();
         let cand = run(200, 60.0, 0.0, &mut rng);
-        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        let c = compare(&base, std::slice::from_ref(&cand), false, &cfg()).unwrap();
         assert!(c.regressed);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("records.csv");

@@ -4,6 +4,8 @@
 //! * [`baseline`] — the store of baselines (repetitions of a run) under `baselines/`.
 //! * [`compare`] — comparability (same traffic, one var changed) and the [`Comparison`].
 //! * [`gate`] — estimate → [`decide`] → row, per metric; methods in [`stats`].
+//! * [`mode`] — naming what is not a regression (a change of mode, runs that split in two);
+//!   [`environment`] — saying when the arms ran under different conditions.
 //! * [`stack`] — how several changes combine (factorial interactions).
 //!
 //! [`Comparison`]: crate::model::comparison::Comparison
@@ -11,6 +13,8 @@
 pub mod baseline;
 pub mod compare;
 pub mod decide;
+pub mod environment;
 pub mod gate;
+pub mod mode;
 pub mod stack;
 pub mod stats;

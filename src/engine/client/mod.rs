@@ -73,3 +73,34 @@ pub async fn list_models(target: &Target) -> Result<Vec<String>, BenchError> {
     let list: ModelList = resp.json().await.map_err(|e| fail(e.to_string()))?;
     Ok(list.data.into_iter().map(|m| m.id).collect())
 }
+
+/// The engine's version as it reports it: vLLM's and SGLang's `GET /version`
+/// (`{"version": …}`), else llama-server's `GET /props` (`build_info`); `None` when neither
+/// answers within 2 s. Recorded with the run so a comparison can say the engine changed.
+pub async fn server_version(target: &Target) -> Option<String> {
+    let http = http_client().ok()?;
+    let mut origin = target.base.clone();
+    origin.set_path("/");
+    origin.set_query(None);
+    for (path, key) in [("version", "version"), ("props", "build_info")] {
+        let mut req = http
+            .get(origin.join(path).ok()?)
+            .timeout(Duration::from_secs(2));
+        if let Some(k) = target.api_key() {
+            req = req.bearer_auth(k);
+        }
+        let Ok(r) = req.send().await else { continue };
+        if !r.status().is_success() {
+            continue;
+        }
+        let found = r
+            .json::<serde_json::Value>()
+            .await
+            .ok()
+            .and_then(|v| v.get(key)?.as_str().map(str::to_string));
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}

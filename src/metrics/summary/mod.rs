@@ -85,6 +85,18 @@ pub fn sample(run: &RunResult, m: Latency) -> Sample {
     Sample::from_hist(&histogram(&run.requests, m))
 }
 
+/// A stored run's values of a per-request latency `m` (not ITL) at HDR resolution, in the
+/// order the requests were planned — what a block bootstrap needs.
+pub fn ordered(run: &RunResult, m: Latency) -> Vec<f64> {
+    let h = new_histogram();
+    let mut rs: Vec<&RequestRecord> = run.requests.iter().filter(|r| counts_for(r, m)).collect();
+    rs.sort_by_key(|r| r.index);
+    rs.into_iter()
+        .filter_map(|r| per_request_us(r, m))
+        .map(|v| h.median_equivalent(v) as f64)
+        .collect()
+}
+
 fn textless_first(ok: &[&RequestRecord]) -> Option<TextlessFirst> {
     let gaps = Sample::from_values(
         ok.iter()

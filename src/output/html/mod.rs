@@ -179,7 +179,7 @@ pub fn run_report(r: &RunResult) -> String {
 
 /// `runs`: the baseline's repetitions and the candidate, for the CDFs (a stored compare JSON
 /// has only the table).
-pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &RunResult)>) -> String {
+pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &[RunResult])>) -> String {
     let mut b = String::new();
     let verdict = if c.regressed {
         "<span class=\"fail\">REGRESSION</span>"
@@ -201,6 +201,9 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &RunResult)>) 
     );
     if !c.server_effects.is_empty() {
         let _ = write!(b, "<p>server: {}</p>", esc(&c.server_effects.join(", ")));
+    }
+    for n in &c.notes {
+        let _ = write!(b, "<p class=\"note\">note: {}</p>", esc(n));
     }
     b.push_str("<table><tr><th>metric</th><th>baseline</th><th>candidate</th><th>delta</th><th>interval</th><th>verdict</th></tr>");
     for r in &c.rows {
@@ -226,7 +229,7 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &RunResult)>) 
     }
     b.push_str("</ul>");
     match runs {
-        Some((base, cand)) => b.push_str(&cdfs(&[("baseline", base.iter().collect()), ("candidate", vec![cand])])),
+        Some((base, cand)) => b.push_str(&cdfs(&[("baseline", base.iter().collect()), ("candidate", cand.iter().collect())])),
         None => b.push_str("<p class=\"note\">No latency CDFs: this page was made from a stored comparison, which keeps no per-request values; use <code>bench compare --html FILE</code>.</p>"),
     }
     page(&format!("bench compare {}", c.scenario_name), &b)

@@ -186,6 +186,12 @@ pub async fn serve(
         .route("/v1/completions", post(completions))
         .route("/v1/models", get(models))
         .route("/health", get(|| async { "ok" }))
+        .route(
+            "/version",
+            get(|| async {
+                Json(serde_json::json!({"version": concat!("bench-sim ", env!("CARGO_PKG_VERSION"))}))
+            }),
+        )
         .route("/metrics", get(metrics_text))
         .route("/tokenize", post(tokenize_route))
         .with_state(state);

@@ -1,14 +1,18 @@
 //! Step one of the gate: for each metric, the baseline and candidate values, the effect
 //! (signed so that positive is worse), its standard error and the degrees of freedom behind
-//! it. One function per kind of metric; the methods are in [`crate::verdict::stats`].
+//! it — from both arms' runs, as [`crate::verdict::stats`] describes. One function per kind
+//! of metric.
 
 use super::{min_n_for_quantile, P99_MIN_N};
 use crate::config::thresholds::GateConfig;
 use crate::metrics::quantile::Sample;
-use crate::metrics::summary::sample;
+use crate::metrics::summary::{ordered, sample};
 use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::result::RunResult;
-use crate::verdict::stats::{bootstrap_se, bootstrap_se_one, mann_whitney_p, sd};
+use crate::model::scenario::LoadMode;
+use crate::verdict::stats::bootstrap::{block_length, se_blocks, se_one};
+use crate::verdict::stats::exact::{clopper_pearson, fisher_greater};
+use crate::verdict::stats::mann_whitney_p;
 
 /// What was measured for one metric, before any decision. Values are in the metric's unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,13 +24,56 @@ pub struct Estimate {
     /// ln(candidate / baseline), or the difference of rates; positive is worse.
     pub effect: f64,
     pub se: f64,
-    /// Degrees of freedom of the SE when it carries run-to-run noise from a few repetitions.
+    /// Degrees of freedom of the SE when it carries run-to-run noise estimated from runs.
     pub df: Option<f64>,
     pub n_baseline: usize,
     pub n_candidate: usize,
+    /// Runs in each arm.
+    pub runs: (usize, usize),
     pub mann_whitney_p: Option<f64>,
-    /// Why the metric is shown but not judged (too few values for it), if so.
+    /// Why the metric is shown but not judged, if so.
     pub not_gated: Option<String>,
+    /// Set when the noise model cannot bound the effect at all (one run a side).
+    pub unjudgeable: Option<String>,
+    /// Error counts, judged exactly rather than by `se`.
+    pub counts: Option<ErrorCounts>,
+    /// The parts of the noise, for saying what would resolve an inconclusive verdict.
+    pub noise: Option<Noise>,
+}
+
+/// The noise of a run-level estimate, on the effect's scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    /// Run-to-run variance (τ̂², or s² for a rate).
+    pub between: f64,
+    /// Within-run variance of one run's estimate (0 for a rate: it is in `between`).
+    pub within: f64,
+}
+
+/// Errors and measured requests in each arm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ErrorCounts {
+    pub baseline: (u64, u64),
+    pub candidate: (u64, u64),
+}
+
+impl ErrorCounts {
+    /// Fisher's one-sided p of the candidate being worse, and of it being better.
+    pub fn p_worse_better(&self) -> (f64, f64) {
+        let ((xb, nb), (xc, nc)) = (self.baseline, self.candidate);
+        (
+            fisher_greater(xc, nc, xb, nb),
+            fisher_greater(xb, nb, xc, nc),
+        )
+    }
+
+    /// Clopper–Pearson bounds of (candidate − baseline) rate, each side at `level`.
+    pub fn interval(&self, level: f64) -> (f64, f64) {
+        let ((xb, nb), (xc, nc)) = (self.baseline, self.candidate);
+        let (bl, bh) = clopper_pearson(xb, nb, level);
+        let (cl, ch) = clopper_pearson(xc, nc, level);
+        (cl - bh, ch - bl)
+    }
 }
 
 impl Estimate {
@@ -41,8 +88,12 @@ impl Estimate {
             df: None,
             n_baseline,
             n_candidate,
+            runs: (0, 0),
             mann_whitney_p: None,
             not_gated: None,
+            unjudgeable: None,
+            counts: None,
+            noise: None,
         }
     }
 }
@@ -60,10 +111,10 @@ pub enum Estimated {
     Absent,
 }
 
-/// Estimates `metric` for a candidate against a baseline's repetitions.
+/// Estimates `metric` for the candidate's runs against the baseline's.
 pub fn estimate(
     base: &[RunResult],
-    cand: &RunResult,
+    cand: &[RunResult],
     metric: Metric,
     cfg: &GateConfig,
 ) -> Estimated {
@@ -76,83 +127,131 @@ pub fn estimate(
     }
 }
 
-/// How many baseline repetitions one candidate run is compared with: a new run against k
-/// earlier ones carries their run-to-run noise × √(1 + 1/k).
-fn rr_scale(base: &[RunResult]) -> f64 {
-    (1.0 + 1.0 / base.len().max(1) as f64).sqrt()
-}
-
 fn hash_seed(key: &str, seed: u64) -> u64 {
     key.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     })
 }
 
-/// Welch–Satterthwaite degrees of freedom of `within + between`, where `within` (a variance)
-/// is known with no uncertainty worth counting and `between` is estimated with `between_df`.
-fn satterthwaite(within: f64, between: f64, between_df: usize) -> Option<f64> {
-    (between > 0.0 && between_df > 0)
-        .then(|| (within + between).powi(2) / (between * between / between_df as f64))
+/// The run-level spread pooled over arms: Σ_arm Σ_j (x_j − x̄_arm)² and its degrees of freedom.
+fn pooled_spread(arms: &[&[f64]]) -> (f64, usize) {
+    arms.iter()
+        .filter(|a| a.len() >= 2)
+        .fold((0.0, 0), |(ss, df), a| {
+            let m = a.iter().sum::<f64>() / a.len() as f64;
+            (
+                ss + a.iter().map(|x| (x - m).powi(2)).sum::<f64>(),
+                df + a.len() - 1,
+            )
+        })
 }
 
-/// A latency quantile: the pooled baseline against the candidate, the bootstrap's within-run
-/// noise plus the run-to-run drift the repetitions show beyond their own sampling noise.
+/// Welch–Satterthwaite degrees of freedom of `known + estimated`, where `estimated` (a
+/// variance) is known to `df` degrees of freedom and `known` has no uncertainty worth counting.
+fn satterthwaite(known: f64, estimated: f64, df: usize) -> Option<f64> {
+    (estimated > 0.0 && df > 0)
+        .then(|| (known + estimated).powi(2) / (estimated * estimated / df as f64))
+}
+
+/// One run's values of a latency, and the sampling variance of its ln q_p.
+struct RunEstimate {
+    sample: Sample,
+    /// ln q_p of the run, when it has one.
+    log_q: Option<f64>,
+    /// Within-run variance of `log_q`.
+    within: f64,
+}
+
+/// Closed-loop workers of a run: 2 or more couple their requests in time.
+fn coupled_workers(run: &RunResult) -> Option<u32> {
+    match run.scenario.load.mode {
+        LoadMode::Closed { concurrency } if concurrency >= 2 => Some(concurrency),
+        _ => None,
+    }
+}
+
+fn run_estimate(run: &RunResult, l: Latency, p: f64, cfg: &GateConfig, seed: u64) -> RunEstimate {
+    let sample = sample(run, l);
+    let log_q = sample.quantile(p).filter(|q| *q > 0.0).map(f64::ln);
+    let se = match coupled_workers(run) {
+        Some(w) if sample.len() >= 2 => {
+            let values = ordered(run, l);
+            se_blocks(
+                &values,
+                p,
+                block_length(values.len(), w),
+                cfg.replicates,
+                seed,
+            )
+        }
+        _ => se_one(&sample, p, cfg.replicates, seed),
+    };
+    RunEstimate {
+        sample,
+        log_q,
+        within: if se.is_finite() { se * se } else { 0.0 },
+    }
+}
+
+/// A latency quantile: the pooled quantile of each arm; noise from the runs (random effects).
 fn latency(
     base: &[RunResult],
-    cand: &RunResult,
+    cand: &[RunResult],
     l: Latency,
     q: Quantile,
     cfg: &GateConfig,
 ) -> Estimated {
-    let reps: Vec<Sample> = base.iter().map(|r| sample(r, l)).collect();
-    let pooled = Sample::merged(&reps.iter().collect::<Vec<_>>());
-    let c = sample(cand, l);
-    if pooled.len() < 2 || c.len() < 2 {
+    let p = q.p();
+    let metric = Metric::Latency(l, q);
+    let seed = hash_seed(&metric.key(), cfg.seed);
+    let arm = |runs: &[RunResult]| -> Vec<RunEstimate> {
+        runs.iter()
+            .enumerate()
+            .map(|(i, r)| run_estimate(r, l, p, cfg, seed.wrapping_add(i as u64)))
+            .collect()
+    };
+    let (b, c) = (arm(base), arm(cand));
+    let pool =
+        |runs: &[RunEstimate]| Sample::merged(&runs.iter().map(|r| &r.sample).collect::<Vec<_>>());
+    let (pb, pc) = (pool(&b), pool(&c));
+    let (nb, nc) = (pb.len(), pc.len());
+    if nb < 2 || nc < 2 {
         return Estimated::NoData {
-            n_baseline: pooled.len(),
-            n_candidate: c.len(),
+            n_baseline: nb,
+            n_candidate: nc,
         };
     }
-    let p = q.p();
-    let (qa, qb) = (
-        pooled.quantile(p).unwrap_or(0.0),
-        c.quantile(p).unwrap_or(0.0),
-    );
+    let (qa, qb) = (pb.quantile(p).unwrap_or(0.0), pc.quantile(p).unwrap_or(0.0));
     let effect = if qa > 0.0 && qb > 0.0 {
         (qb / qa).ln()
     } else {
         0.0
     };
-    let seed = hash_seed(&Metric::Latency(l, q).key(), cfg.seed);
-    let se_boot = bootstrap_se(&pooled, &c, p, cfg.replicates, seed);
-    // Run-to-run drift: the spread of the repetitions' quantiles beyond what their own
-    // sampling noise explains (each repetition's noise from a one-arm bootstrap).
-    let usable: Vec<&Sample> = reps.iter().filter(|v| v.len() >= 2).collect();
-    let per_rep: Vec<f64> = usable
-        .iter()
-        .filter_map(|v| v.quantile(p))
-        .filter(|q| *q > 0.0)
-        .map(f64::ln)
-        .collect();
-    let within: Vec<f64> = usable
-        .iter()
-        .map(|v| bootstrap_se_one(v, p, cfg.replicates, seed).powi(2))
-        .collect();
-    let drift2 = match sd(&per_rep) {
-        Some(s) => (s * s - within.iter().sum::<f64>() / within.len().max(1) as f64).max(0.0),
-        None => 0.0,
+    // Runs that have a quantile, per arm.
+    let logs = |runs: &[RunEstimate]| runs.iter().filter_map(|r| r.log_q).collect::<Vec<_>>();
+    let (xb, xc) = (logs(&b), logs(&c));
+    let within = |runs: &[RunEstimate]| {
+        runs.iter().map(|r| r.within).sum::<f64>() / runs.len().max(1) as f64
     };
-    let between = drift2 * rr_scale(base).powi(2);
-    let (nb, nc) = (pooled.len(), c.len());
+    let (wb, wc) = (within(&b), within(&c));
+    let (ss, df_runs) = pooled_spread(&[&xb, &xc]);
+    let (rb, rc) = (xb.len().max(1) as f64, xc.len().max(1) as f64);
+    let w_all = (wb * rb + wc * rc) / (rb + rc);
+    let tau2 = if df_runs > 0 {
+        (ss / df_runs as f64 - w_all).max(0.0)
+    } else {
+        0.0
+    };
+    let known = wb / rb + wc / rc;
+    let between = tau2 * (1.0 / rb + 1.0 / rc);
     let min_n = min_n_for_quantile(p, cfg.alpha);
-    let label = Metric::Latency(l, q);
     let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
         Some(format!(
             "not gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"
         ))
     } else if nb.min(nc) < min_n {
         Some(format!(
-            "not gated: a {label} needs ≥ {min_n} successful requests per arm to be bounded without assuming a distribution (have {nb}/{nc})"
+            "not gated: a {metric} needs ≥ {min_n} successful requests per arm to be bounded without assuming a distribution (have {nb}/{nc})"
         ))
     } else {
         None
@@ -162,12 +261,21 @@ fn latency(
         candidate: qb / 1000.0,
         delta: percent_change(qa, qb),
         effect,
-        se: (se_boot * se_boot + between).sqrt(),
-        df: satterthwaite(se_boot * se_boot, between, per_rep.len().saturating_sub(1)),
+        se: (known + between).sqrt(),
+        df: satterthwaite(known, between, df_runs),
         n_baseline: nb,
         n_candidate: nc,
-        mann_whitney_p: mann_whitney_p(&pooled, &c),
+        runs: (base.len(), cand.len()),
+        mann_whitney_p: mann_whitney_p(&pb, &pc),
         not_gated,
+        unjudgeable: (df_runs == 0).then(|| {
+            "one run a side shows no run-to-run variation, which within-run noise cannot stand in for; repeat both arms (bench baseline --repeat 3, bench compare --repeat 3)".to_string()
+        }),
+        counts: None,
+        noise: Some(Noise {
+            between: tau2,
+            within: w_all,
+        }),
     })
 }
 
@@ -189,101 +297,102 @@ fn scalar(run: &RunResult, m: Metric) -> Option<f64> {
     }
 }
 
-/// A rate (one figure per run): the geometric mean of the repetitions against the candidate.
-fn rate(base: &[RunResult], cand: &RunResult, metric: Metric) -> Estimated {
-    let bv: Vec<f64> = base
-        .iter()
-        .filter_map(|r| scalar(r, metric))
-        .filter(|v| *v > 0.0)
-        .collect();
-    let Some(cv) = scalar(cand, metric).filter(|v| *v > 0.0) else {
-        return no_rate(metric, bv.len());
+/// A rate (one figure per run): the geometric means of both arms' runs, their pooled
+/// run-to-run spread as the noise.
+fn rate(base: &[RunResult], cand: &[RunResult], metric: Metric) -> Estimated {
+    let logs = |runs: &[RunResult]| -> Vec<f64> {
+        runs.iter()
+            .filter_map(|r| scalar(r, metric))
+            .filter(|v| *v > 0.0)
+            .map(f64::ln)
+            .collect()
     };
-    if bv.is_empty() {
-        return no_rate(metric, 0);
+    let (lb, lc) = (logs(base), logs(cand));
+    if lb.is_empty() || lc.is_empty() {
+        // Goodput exists only with SLOs; say nothing rather than "no data".
+        return if metric == Metric::Goodput {
+            Estimated::Absent
+        } else {
+            Estimated::NoData {
+                n_baseline: lb.len(),
+                n_candidate: lc.len(),
+            }
+        };
     }
-    let logs: Vec<f64> = bv.iter().map(|v| v.ln()).collect();
-    let qa = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
-    // One figure per run, so its noise is the run-to-run spread of the repetitions. With a
-    // single baseline run (--against) fall back to counting noise: a rate from n completions
-    // carries about 1/√n relative noise. A new run against k earlier ones:
-    // (x − x̄) / (s·√(1 + 1/k)) is Student's t with k − 1 degrees of freedom, not normal —
-    // with 3 repetitions that matters.
-    let (se, df) = match sd(&logs) {
-        Some(s) => (s * rr_scale(base), Some((logs.len() - 1) as f64)),
-        None => {
-            let n_b = base.iter().map(|r| r.summary.counts.ok).sum::<u64>().max(1) as f64;
-            let n_c = cand.summary.counts.ok.max(1) as f64;
-            ((1.0 / n_b + 1.0 / n_c).sqrt(), None)
-        }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (qa, qc) = (mean(&lb).exp(), mean(&lc).exp());
+    let (r, k) = (lb.len() as f64, lc.len() as f64);
+    let (ss, df) = pooled_spread(&[&lb, &lc]);
+    // The spread of runs is the noise of a one-figure-per-run metric: Student's t with the
+    // pooled degrees of freedom. With one run a side, counting noise stands in: a rate from n
+    // completions carries about 1/√n relative noise.
+    let (se, df) = if df > 0 {
+        (
+            (ss / df as f64 * (1.0 / r + 1.0 / k)).sqrt(),
+            Some(df as f64),
+        )
+    } else {
+        let ok = |runs: &[RunResult]| {
+            runs.iter().map(|r| r.summary.counts.ok).sum::<u64>().max(1) as f64
+        };
+        ((1.0 / ok(base) + 1.0 / ok(cand)).sqrt(), None)
     };
     Estimated::Measured(Estimate {
         baseline: qa,
-        candidate: cv,
-        delta: percent_change(qa, cv),
-        effect: -(cv / qa).ln(),
+        candidate: qc,
+        delta: percent_change(qa, qc),
+        effect: -(qc / qa).ln(),
         se,
         df,
-        n_baseline: bv.len(),
-        n_candidate: 1,
+        n_baseline: lb.len(),
+        n_candidate: lc.len(),
+        runs: (base.len(), cand.len()),
         mann_whitney_p: None,
         not_gated: None,
+        unjudgeable: None,
+        counts: None,
+        noise: (df.is_some()).then(|| Noise {
+            between: ss / (r + k - 2.0).max(1.0),
+            within: 0.0,
+        }),
     })
 }
 
-fn no_rate(metric: Metric, n_baseline: usize) -> Estimated {
-    // Goodput exists only with SLOs; say nothing rather than "no data".
-    if metric == Metric::Goodput {
-        Estimated::Absent
-    } else {
-        Estimated::NoData {
-            n_baseline,
-            n_candidate: 0,
-        }
-    }
+/// (errors, measured requests sent) over runs.
+fn errors(runs: &[RunResult]) -> (u64, u64) {
+    runs.iter().fold((0, 0), |(x, n), r| {
+        let c = &r.summary.counts;
+        (x + c.errors.values().sum::<u64>(), n + c.sent)
+    })
 }
 
-/// (errors, measured requests sent) of a run.
-fn errors(run: &RunResult) -> (f64, f64) {
-    let c = &run.summary.counts;
-    (c.errors.values().sum::<u64>() as f64, c.sent as f64)
-}
-
-/// Error rate: a difference of proportions, its SE the larger of the binomial one (with a
-/// continuity-smoothed rate, so zero errors still has noise) and the repetitions' spread.
-fn error_rate(base: &[RunResult], cand: &RunResult) -> Estimated {
-    let (xb, nb) = base
-        .iter()
-        .map(errors)
-        .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-    let (xc, nc) = errors(cand);
-    if nb == 0.0 || nc == 0.0 {
+/// Error rate: counts pooled over each arm's runs, judged exactly (see `row`).
+fn error_rate(base: &[RunResult], cand: &[RunResult]) -> Estimated {
+    let ((xb, nb), (xc, nc)) = (errors(base), errors(cand));
+    if nb == 0 || nc == 0 {
         return Estimated::NoData {
             n_baseline: nb as usize,
             n_candidate: nc as usize,
         };
     }
-    let (pb, pc) = (xb / nb, xc / nc);
-    let smooth = |x: f64, n: f64| (x + 0.5) / (n + 1.0);
-    let (sb, sc) = (smooth(xb, nb), smooth(xc, nc));
-    let se_bin = (sb * (1.0 - sb) / nb + sc * (1.0 - sc) / nc).sqrt();
-    let per_rep: Vec<f64> = base
-        .iter()
-        .map(errors)
-        .filter(|(_, n)| *n > 0.0)
-        .map(|(x, n)| x / n)
-        .collect();
-    let se_rep = sd(&per_rep).unwrap_or(0.0) * rr_scale(base);
+    let (pb, pc) = (xb as f64 / nb as f64, xc as f64 / nc as f64);
     Estimated::Measured(Estimate {
         baseline: pb * 100.0,
         candidate: pc * 100.0,
         delta: (pc - pb) * 100.0,
         effect: pc - pb,
-        se: se_bin.max(se_rep),
-        df: (se_rep > se_bin).then(|| per_rep.len().saturating_sub(1) as f64),
+        se: f64::NAN,
+        df: None,
         n_baseline: nb as usize,
         n_candidate: nc as usize,
+        runs: (base.len(), cand.len()),
         mann_whitney_p: None,
         not_gated: None,
+        unjudgeable: None,
+        counts: Some(ErrorCounts {
+            baseline: (xb, nb),
+            candidate: (xc, nc),
+        }),
+        noise: None,
     })
 }

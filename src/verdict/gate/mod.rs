@@ -15,8 +15,9 @@ use crate::model::comparison::{Row, Verdict};
 use crate::model::metric::Metric;
 use crate::model::result::RunResult;
 use crate::verdict::decide::{decide, needed_n};
+use crate::verdict::stats::exact::requests_to_bound;
 use crate::verdict::stats::{t_quantile, z};
-use estimate::{estimate, Estimate, Estimated};
+use estimate::{estimate, ErrorCounts, Estimate, Estimated, Noise};
 
 /// Below this many successful requests per arm a p99 is reported but not gated.
 pub const P99_MIN_N: usize = 1000;
@@ -34,9 +35,9 @@ pub fn min_n_for_quantile(p: f64, alpha: f64) -> usize {
     ((alpha / 2.0).ln() / q.ln()).ceil().max(1.0) as usize
 }
 
-/// Compares `cand` with the repetitions of a baseline: one row per threshold (goodput only
+/// Compares the candidate's runs with the baseline's: one row per threshold (goodput only
 /// when the scenario has SLOs).
-pub fn evaluate(base: &[RunResult], cand: &RunResult, cfg: &GateConfig) -> Vec<Row> {
+pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec<Row> {
     let estimates: Vec<(&Threshold, Estimated)> = cfg
         .thresholds
         .iter()
@@ -81,21 +82,6 @@ fn row(t: &Threshold, e: Estimated, level: f64) -> Row {
     };
     let metric = t.metric;
     let floor = t.floor.unwrap_or(0.0);
-    let q = match m.df {
-        Some(df) => t_quantile(level, df),
-        None => z(level),
-    };
-    let d = decide(m.effect, m.se, floor, q);
-    // The interval effect ± critical, back on the delta's own scale; for higher-is-better
-    // metrics "worse" is a drop.
-    let (lo, hi) = (m.effect - d.critical, m.effect + d.critical);
-    let (interval_low, interval_high) = if metric.in_points() {
-        (lo * 100.0, hi * 100.0)
-    } else if metric.lower_is_better() {
-        ((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0)
-    } else {
-        (((-hi).exp() - 1.0) * 100.0, ((-lo).exp() - 1.0) * 100.0)
-    };
     let mut row = Row {
         metric,
         unit: metric.unit().into(),
@@ -103,11 +89,11 @@ fn row(t: &Threshold, e: Estimated, level: f64) -> Row {
         baseline: m.baseline,
         candidate: m.candidate,
         delta_pct: m.delta,
-        interval_low,
-        interval_high,
+        interval_low: f64::NEG_INFINITY,
+        interval_high: f64::INFINITY,
         effect: m.effect,
         se: m.se,
-        critical: d.critical,
+        critical: f64::INFINITY,
         floor,
         threshold: t.text.clone(),
         verdict: Verdict::NotGated,
@@ -117,19 +103,132 @@ fn row(t: &Threshold, e: Estimated, level: f64) -> Row {
         mann_whitney_p: m.mann_whitney_p,
         df: m.df,
     };
+    let verdict = match (&m.counts, &m.unjudgeable) {
+        (Some(counts), _) => exact(&mut row, counts, level),
+        (None, Some(_)) => Verdict::Inconclusive,
+        (None, None) => by_noise(&mut row, level),
+    };
     match skip {
         Some(why) => row.reason = why,
         None => {
-            row.verdict = d.verdict;
-            row.reason = reason(&row, d.verdict);
+            row.verdict = verdict;
+            row.reason = match (&m.counts, &m.unjudgeable) {
+                (Some(c), _) => exact_reason(&row, c, level),
+                (None, Some(why)) => {
+                    format!("inconclusive {} {:+.1}% ({why})", row.metric, row.delta_pct)
+                }
+                (None, None) => reason(&row, verdict, m.noise, level),
+            };
         }
     }
     row
 }
 
-fn reason(r: &Row, v: Verdict) -> String {
-    let scale = if r.metric.in_points() { "pp" } else { "%" };
-    let delta = format!("{:+.1}{scale}", r.delta_pct);
+/// The decision by the effect's noise (`verdict::decide`), with its interval on the delta's
+/// own scale (for higher-is-better metrics "worse" is a drop).
+fn by_noise(row: &mut Row, level: f64) -> Verdict {
+    let q = match row.df {
+        Some(df) => t_quantile(level, df),
+        None => z(level),
+    };
+    let d = decide(row.effect, row.se, row.floor, q);
+    row.critical = d.critical;
+    let (lo, hi) = (row.effect - d.critical, row.effect + d.critical);
+    (row.interval_low, row.interval_high) = if row.lower_is_better {
+        ((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0)
+    } else {
+        (((-hi).exp() - 1.0) * 100.0, ((-lo).exp() - 1.0) * 100.0)
+    };
+    d.verdict
+}
+
+/// The exact decision on error counts: a regression needs the increase beyond the threshold
+/// and Fisher's one-sided p below the Bonferroni tail; "no change" needs the Clopper–Pearson
+/// interval of the difference inside ±threshold.
+fn exact(row: &mut Row, c: &ErrorCounts, level: f64) -> Verdict {
+    let tail = 1.0 - level;
+    let (p_worse, p_better) = c.p_worse_better();
+    let (lo, hi) = c.interval(1.0 - 2.0 * tail);
+    (row.interval_low, row.interval_high) = (lo * 100.0, hi * 100.0);
+    row.critical = (hi - lo) / 2.0;
+    let f = row.floor;
+    if row.effect > f && p_worse < tail {
+        Verdict::Regressed
+    } else if -row.effect > f && p_better < tail {
+        Verdict::Improved
+    } else if hi <= f && lo >= -f {
+        Verdict::NoChange
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+fn exact_reason(r: &Row, c: &ErrorCounts, level: f64) -> String {
+    let ((xb, nb), (xc, nc)) = (c.baseline, c.candidate);
+    let counts = format!("{xc}/{nc} vs {xb}/{nb} errors");
+    let interval = format!("[{:+.2}pp, {:+.2}pp]", r.interval_low, r.interval_high);
+    let (p_worse, p_better) = c.p_worse_better();
+    let tail = 1.0 - level;
+    let floor_pp = r.floor * 100.0;
+    match r.verdict {
+        Verdict::Regressed => format!(
+            "FAIL error_rate {:+.2}pp ({counts}; beyond +{floor_pp}pp and Fisher's exact p {p_worse:.2e} < {tail:.4})",
+            r.delta_pct
+        ),
+        Verdict::Improved => format!(
+            "improved error_rate {:+.2}pp ({counts}; Fisher's exact p {p_better:.2e} < {tail:.4})",
+            r.delta_pct
+        ),
+        Verdict::NoChange => format!(
+            "ok error_rate {:+.2}pp ({counts}; the exact interval {interval} is within ±{floor_pp}pp)",
+            r.delta_pct
+        ),
+        _ => format!(
+            "inconclusive error_rate {:+.2}pp ({counts}: the exact interval {interval} is wider than ±{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
+            r.delta_pct,
+            requests_to_bound(r.floor, 1.0 - 2.0 * tail)
+        ),
+    }
+}
+
+/// Runs per arm (both arms alike) at which the critical value falls to the floor, given the
+/// run-to-run variance and one run's within-run variance; `None` past 50.
+fn runs_needed(noise: Noise, floor: f64, level: f64) -> Option<usize> {
+    (2..=50).find(|&n| {
+        let se = ((noise.between + noise.within) * 2.0 / n as f64).sqrt();
+        t_quantile(level, (2 * n - 2) as f64) * se <= floor
+    })
+}
+
+/// What would resolve an inconclusive verdict: more runs when the runs' spread is what is too
+/// large, more requests when the sampling within runs is.
+fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
+    let runs_dominate = noise.is_some_and(|n| n.between > n.within);
+    match noise {
+        Some(n) if runs_dominate => match runs_needed(n, r.floor, level) {
+            Some(k) => format!(
+                "runs differ by ≈ {:.0} % from one another, so the runs, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {}",
+                n.between.sqrt() * 100.0,
+                r.threshold
+            ),
+            None => format!(
+                "runs differ by ≈ {:.0} % from one another, too much to resolve {} with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave",
+                n.between.sqrt() * 100.0,
+                r.threshold
+            ),
+        },
+        _ if matches!(r.metric, Metric::Latency(..)) => {
+            match needed_n(r.n_baseline.min(r.n_candidate), r.critical, r.floor) {
+                Some(k) => format!("the requests are too few: ≈ {k} successful requests per arm would resolve {}", r.threshold),
+                None => "needs more requests".into(),
+            }
+        }
+        _ => "needs more runs a side".into(),
+    }
+}
+
+fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64) -> String {
+    let delta = format!("{:+.1}%", r.delta_pct);
     let n = match r.df {
         Some(df) => format!("n={}/{}, t df {df:.1}", r.n_baseline, r.n_candidate),
         None => format!("n={}/{}", r.n_baseline, r.n_candidate),
@@ -150,22 +249,13 @@ fn reason(r: &Row, v: Verdict) -> String {
             r.critical,
             r.floor
         ),
-        Verdict::Inconclusive => {
-            // Few degrees of freedom: the repetitions' spread, not the request count, is
-            // what is too large, and more requests per run would not fix it.
-            let more = if r.df.is_some_and(|d| d < 10.0) {
-                "run-to-run noise dominates: record the baseline with more repetitions (--repeat 5)"
-                    .to_string()
-            } else if matches!(r.metric, Metric::Latency(..)) {
-                match needed_n(r.n_baseline.min(r.n_candidate), r.critical, r.floor) {
-                    Some(k) => format!("needs ≈ {k} requests per arm, or more baseline repetitions if run-to-run noise dominates"),
-                    None => "needs more requests".into(),
-                }
-            } else {
-                "needs longer runs or more baseline repetitions".into()
-            };
-            format!("inconclusive {} {delta} (critical {:.3} > floor {:.3}: too noisy to see the threshold; {more}; {n})", r.metric, r.critical, r.floor)
-        }
+        Verdict::Inconclusive => format!(
+            "inconclusive {} {delta} (critical {:.3} > floor {:.3}: too noisy to see the threshold; {}; {n})",
+            r.metric,
+            r.critical,
+            r.floor,
+            resolve(r, noise, level)
+        ),
         Verdict::NotGated => r.reason.clone(),
     }
 }

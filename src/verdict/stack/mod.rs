@@ -21,7 +21,7 @@ use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::result::RunResult;
 use crate::model::server::ServerMetrics;
 use crate::model::stack::{Interaction, InteractionRow};
-use crate::verdict::stats::bootstrap_se_one;
+use crate::verdict::stats::bootstrap::se_one as bootstrap_se_one;
 
 /// The metrics a stack reports.
 pub const METRICS: [Metric; 4] = [

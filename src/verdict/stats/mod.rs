@@ -4,92 +4,44 @@
 //! ([`crate::metrics::quantile`]): type 7 (Hyndman & Fan 1996; numpy's and R's default) over
 //! values at HDR resolution, so the p95 the gate judges is the p95 the run's table shows.
 //!
-//! **Effect** of a change on a quantile: d = ln(q_candidate / q_baseline), so +0.095 is 10 %
-//! slower whatever the metric's scale.
+//! **Effect** of a change on a quantile: d = ln(q_candidate / q_baseline) of each arm's pooled
+//! quantile, so +0.095 is 10 % slower whatever the metric's scale.
 //!
-//! **Within-run noise**: a bootstrap over requests, each arm resampled separately (B = 1000,
-//! seeded). A resample's order statistics are drawn directly: the k-th smallest of n values
-//! resampled from the empirical distribution Fₙ is Fₙ⁻¹(U₍ₖ₎) with U₍ₖ₎ ~ Beta(k, n + 1 − k), the
-//! k-th order statistic of n uniforms. That is the exact bootstrap distribution of an order
-//! statistic at O(1) per replicate instead of O(n); type-7 interpolation is applied between
-//! neighbouring positions. The standard error is the standard deviation of the replicate
-//! effects.
+//! **The run is the unit of replication.** A run settles into states that last the whole run —
+//! a closed loop of two clients phase-locks with a batching server in or out of phase, a batch
+//! composition, cache warmth, CPU frequency, a busy neighbour — so one run's requests are not
+//! independent draws, and their number says nothing about how different the next run will be.
+//! Both arms are therefore sets of runs: the baseline's repetitions, and the candidate's
+//! (`bench compare --repeat K`, or the control and candidate runs of `--interleave`). Each run
+//! j gives x_j = ln q_p(run j) with a within-run sampling variance w_j ([`bootstrap`]). The
+//! model is random effects: x_j = μ_arm + e_j + ε_j, Var e_j = τ² (the run-level state),
+//! Var ε_j = w_j (sampling within the run). τ² is estimated from the spread of the runs inside
+//! each arm, pooled over both arms — s² = Σ_arm Σ_j (x_j − x̄_arm)² / Σ_arm (n_arm − 1),
+//! τ̂² = max(0, s² − w̄) — so a state that appears in *either* arm widens the interval, and a
+//! candidate of one run no longer borrows all its run-to-run noise from baselines that
+//! happened not to flip. The variance of d is Σ_arm (τ̂² + w̄_arm) / n_arm: the requests per
+//! run only sharpen each run's estimate (w), the runs carry τ². Its degrees of freedom are
+//! Welch–Satterthwaite's, τ̂² being known to Σ_arm (n_arm − 1) of them. With one run a side
+//! there is no run-to-run information at all, and a latency is not judged (inconclusive,
+//! saying so) rather than judged on within-run noise alone.
 //!
-//! **Run-to-run noise**: the variance of ln q across the baseline's R repetitions, less the
-//! part their own sampling noise explains (each repetition's one-arm bootstrap variance), is the
-//! run-level drift δ². One candidate run against the pooled baseline carries δ²·(1 + 1/R) of it.
-//! The standard error is √(SE²_bootstrap + δ²·(1 + 1/R)), never below either part alone.
-//! (Taking the larger of the bootstrap SE and the raw spread of the repetitions, as first
-//! specified, counts sampling noise twice; on the validation below that made half of all A/A
-//! comparisons inconclusive.)
+//! **Rates** (throughput, goodput: one figure a run) use the same pooled run-level variance
+//! directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom; with one run a side, counting
+//! noise (≈ 1/√completions) stands in.
+//!
+//! **Error rate** is judged exactly ([`exact`]): a regression needs the increase beyond the
+//! threshold *and* Fisher's exact one-sided p below the Bonferroni level; "no change" needs
+//! the Clopper–Pearson interval of the difference inside ±threshold; anything else is
+//! inconclusive, saying how many requests would bound it.
 //!
 //! **Mann–Whitney U** (normal approximation with tie correction) is reported beside the
 //! verdict as a descriptive p-value; it does not decide anything.
 
+pub mod bootstrap;
+pub mod exact;
+
 use crate::metrics::quantile::Sample;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use rand_distr::{Beta, Distribution};
 use statrs::distribution::{ContinuousCDF, Normal};
-
-/// One bootstrap replicate of the type-7 quantile p of `sample`.
-fn replicate(sample: &Sample, p: f64, beta: &Option<Beta<f64>>, rng: &mut ChaCha8Rng) -> f64 {
-    let n = sample.len();
-    let Some(beta) = beta else {
-        return sample.at(0);
-    };
-    // Position of the order statistic k = ⌊h⌋ + 1 of the resample, on the sample's scale.
-    let u = beta.sample(rng);
-    let h = (n - 1) as f64 * p;
-    let g = h - h.floor();
-    // Fₙ⁻¹(u) as a 0-based position; the interpolation weight g is carried over.
-    let pos = (u * n as f64).ceil().max(1.0) - 1.0;
-    let next = (pos + 1.0).min((n - 1) as f64);
-    let a = sample.at(pos as usize);
-    let b = sample.at(next as usize);
-    a + g * (b - a)
-}
-
-fn beta_for(n: usize, p: f64) -> Option<Beta<f64>> {
-    if n < 2 {
-        return None;
-    }
-    let k = ((n - 1) as f64 * p).floor() + 1.0;
-    Beta::new(k, n as f64 + 1.0 - k).ok()
-}
-
-/// Bootstrap standard error of d = ln(q_b / q_a), both arms resampled independently.
-pub fn bootstrap_se(a: &Sample, b: &Sample, p: f64, replicates: usize, seed: u64) -> f64 {
-    if a.len() < 2 || b.len() < 2 {
-        return f64::INFINITY;
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (ba, bb) = (beta_for(a.len(), p), beta_for(b.len(), p));
-    let mut d = Vec::with_capacity(replicates);
-    for _ in 0..replicates {
-        let qa = replicate(a, p, &ba, &mut rng);
-        let qb = replicate(b, p, &bb, &mut rng);
-        if qa > 0.0 && qb > 0.0 {
-            d.push((qb / qa).ln());
-        }
-    }
-    sd(&d).unwrap_or(f64::INFINITY)
-}
-
-/// Bootstrap standard error of ln q_p for one sample.
-pub fn bootstrap_se_one(a: &Sample, p: f64, replicates: usize, seed: u64) -> f64 {
-    if a.len() < 2 {
-        return f64::INFINITY;
-    }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
-    let beta = beta_for(a.len(), p);
-    let logs: Vec<f64> = (0..replicates)
-        .map(|_| replicate(a, p, &beta, &mut rng))
-        .filter(|q| *q > 0.0)
-        .map(f64::ln)
-        .collect();
-    sd(&logs).unwrap_or(f64::INFINITY)
-}
 
 /// Sample standard deviation (n − 1).
 pub fn sd(v: &[f64]) -> Option<f64> {
@@ -167,7 +119,9 @@ pub fn z(p: f64) -> f64 {
 mod tests {
     use super::*;
     use rand::Rng;
-    use rand_distr::LogNormal;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, LogNormal};
 
     #[test]
     fn bootstrap_se_matches_the_real_sampling_spread() {
@@ -185,7 +139,7 @@ mod tests {
                 .collect();
             let truth = sd(&effects).unwrap();
             let boots: Vec<f64> = (0..30)
-                .map(|i| bootstrap_se(&draw(), &draw(), p, 1000, i))
+                .map(|i| bootstrap::se_two(&draw(), &draw(), p, 1000, i))
                 .collect();
             let mean = boots.iter().sum::<f64>() / boots.len() as f64;
             assert!(

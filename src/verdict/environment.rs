@@ -1,0 +1,77 @@
+//! When baseline and candidate did not run under the same conditions, say so: another CPU,
+//! another engine version, or a machine much busier (load average per CPU, CPU time stolen by
+//! the hypervisor) during one arm than the other. These are warnings beside the verdict — the
+//! statistics already widen with the runs' spread — so a reader knows what noise to suspect.
+
+use crate::model::environment::RunEnvironment;
+use crate::model::result::RunResult;
+
+/// The environments recorded with `runs` (older runs have none).
+fn envs(runs: &[RunResult]) -> Vec<&RunEnvironment> {
+    runs.iter().filter_map(|r| r.environment.as_ref()).collect()
+}
+
+/// Mean 1-minute load average per CPU just before the runs.
+fn load_per_cpu(envs: &[&RunEnvironment]) -> Option<f64> {
+    let v: Vec<f64> = envs
+        .iter()
+        .filter_map(|e| Some(e.load_before?[0] / e.cpus.max(1) as f64))
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn max_steal(envs: &[&RunEnvironment]) -> Option<f64> {
+    envs.iter().filter_map(|e| e.steal_pct).reduce(f64::max)
+}
+
+/// Warnings about how the arms' environments differ; empty when they match.
+pub fn differences(base: &[RunResult], cand: &[RunResult]) -> Vec<String> {
+    let (b, c) = (envs(base), envs(cand));
+    let (Some(b0), Some(c0)) = (b.first(), c.first()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let cpu = |e: &RunEnvironment| {
+        format!(
+            "{} ({} CPUs)",
+            e.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            e.cpus
+        )
+    };
+    if (b0.cpu_model.as_ref(), b0.cpus) != (c0.cpu_model.as_ref(), c0.cpus) {
+        out.push(format!(
+            "environment: the baseline ran on {}, the candidate on {}: a different machine is a change of its own",
+            cpu(b0),
+            cpu(c0)
+        ));
+    }
+    if b0.engine_version != c0.engine_version {
+        out.push(format!(
+            "environment: the engine reports version {} in the baseline and {} in the candidate",
+            b0.engine_version.as_deref().unwrap_or("(none)"),
+            c0.engine_version.as_deref().unwrap_or("(none)")
+        ));
+    }
+    if let (Some(lb), Some(lc)) = (load_per_cpu(&b), load_per_cpu(&c)) {
+        if (lb - lc).abs() > 0.5 {
+            let (busier, quieter) = if lc > lb {
+                ("candidate", "baseline")
+            } else {
+                ("baseline", "candidate")
+            };
+            out.push(format!(
+                "environment: the machine was busier during the {busier} (load average {:.2} per CPU before its runs, {:.2} before the {quieter}'s): a busy neighbour makes run-level states likelier; --interleave puts the same load on both arms",
+                lb.max(lc),
+                lb.min(lc)
+            ));
+        }
+    }
+    for (arm, e) in [("baseline", &b), ("candidate", &c)] {
+        if let Some(s) = max_steal(e).filter(|s| *s > 5.0) {
+            out.push(format!(
+                "environment: the hypervisor stole up to {s:.0} % of the CPU during the {arm}'s runs"
+            ));
+        }
+    }
+    out
+}
