@@ -1,0 +1,127 @@
+//! `bench compare --interleave` and `--repeat` on the embedded simulator: control and
+//! candidate runs alternate (ABBA), a real change is still caught, nothing changed passes,
+//! and a configuration bench cannot reach is refused before anything runs.
+
+use std::path::Path;
+use std::process::Command;
+
+fn bench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bench"))
+}
+
+/// A small simulator scenario (a closed loop of 4: the runs couple their requests).
+fn scenario(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("il.toml");
+    std::fs::write(
+        &p,
+        "name = \"il\"\nseed = 3\n[request]\nignore_eos = true\n[workload]\ntype = \"synthetic\"\ninput_tokens = 32\noutput_tokens = 16\n[load]\nconcurrency = 4\nrequests = 40\nwarmup = 2\n[gate]\n\"ttft.p50\" = \"30%\"\n\"ttft.p95\" = \"off\"\n\"e2e.p50\" = \"25%\"\n\"e2e.p95\" = \"off\"\n\"tpot.p95\" = \"off\"\n\"output_throughput\" = \"-20%\"\n",
+    )
+    .unwrap();
+    p
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let o = bench().args(args).env("CI", "1").output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn interleaved_arms_alternate_and_judge_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    let s = s.to_str().unwrap();
+    let store = dir.path().join("baselines");
+    let store = store.to_str().unwrap();
+    let (rc, _, err) = run(&[
+        "baseline",
+        s,
+        "--repeat",
+        "2",
+        "--baselines",
+        store,
+        "-q",
+        "--out",
+        dir.path().join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+
+    // Decode 30 % slower, interleaved with the baseline's configuration.
+    let out = dir.path().join("slow");
+    let json = dir.path().join("slow.json");
+    let (rc, stdout, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--interleave",
+        "--repeat",
+        "2",
+        "--opt",
+        "bw_eff=0.615",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 1, "{stdout}\n{err}");
+    assert!(stdout.contains("FAIL tpot.p50"), "{stdout}");
+    assert!(
+        stdout.contains("alternating with the baseline's configuration"),
+        "{stdout}"
+    );
+    // ABBA: control, candidate, candidate, control — each arm's runs in its own directory.
+    let order: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("interleave: block "))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "1 of 2, baseline",
+            "1 of 2, candidate",
+            "2 of 2, candidate",
+            "2 of 2, baseline"
+        ]
+    );
+    for arm in ["control", "candidate"] {
+        for rep in ["rep1", "rep2"] {
+            assert!(
+                out.join(arm).join(rep).join("run.json").exists(),
+                "{arm}/{rep}"
+            );
+        }
+    }
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(c["interleaved"], true);
+    assert_eq!(c["candidate_repetitions"], 2);
+    assert_eq!(c["change"], "bw_eff: 0.8 → 0.615");
+    // The control arm ran the baseline's configuration.
+    let control: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("control/rep1/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(control["vars"]["bw_eff"], "0.8");
+    assert!(control["environment"]["cpus"].as_u64().unwrap() >= 1);
+
+    // A label the simulator does not know cannot be reached without a second endpoint.
+    let (rc, _, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--interleave",
+        "--var",
+        "engine=v2",
+        "--out",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--interleave cannot reach the baseline's configuration: `engine`"),
+        "{err}"
+    );
+}
