@@ -273,4 +273,49 @@ mod tests {
             .to_string()
             .contains("--force"));
     }
+
+    #[test]
+    fn a_change_of_mode_is_named_and_not_called_a_regression() {
+        use crate::verdict::gate::tests::phased_run;
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        // Every baseline run in phase, every candidate run out of phase: nothing else changed.
+        let base = Baseline::new(
+            "main",
+            (0..3).map(|_| phased_run(false, &mut rng)).collect(),
+        )
+        .unwrap();
+        let cand: Vec<RunResult> = (0..3).map(|_| phased_run(true, &mut rng)).collect();
+        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        assert!(!c.regressed, "{:#?}", c.rows);
+        let tpot = c
+            .rows
+            .iter()
+            .find(|r| r.metric.key() == "tpot.p50")
+            .unwrap();
+        assert_eq!(tpot.verdict, Verdict::Inconclusive);
+        assert!(
+            tpot.reason.contains("a change of mode, not of speed"),
+            "{}",
+            tpot.reason
+        );
+        assert!(
+            c.notes[0].starts_with("the runs changed mode (prefill/decode phase), not speed")
+                && c.notes[0].contains("baseline 6"),
+            "{:?}",
+            c.notes
+        );
+        // The same shift in TPOT alone (TTFT and E2E unmoved) is a regression.
+        let slow: Vec<RunResult> = (0..3)
+            .map(|_| {
+                let mut r = phased_run(false, &mut rng);
+                for q in &mut r.requests {
+                    q.tpot_us = q.tpot_us.map(|t| t * 2.0);
+                }
+                let data = crate::testkit::data(r.requests.clone(), 2);
+                r.summary = crate::metrics::summary::summarize(&data, &r.scenario.slo, true).0;
+                r
+            })
+            .collect();
+        assert!(compare(&base, &slow, false, &cfg()).unwrap().regressed);
+    }
 }

@@ -261,4 +261,4 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

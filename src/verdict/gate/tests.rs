@@ -162,7 +162,7 @@ fn quantile_minimum_sizes_are_the_distribution_free_ones() {
 /// whole run: in phase (both prompts prefilled together: TTFT ≈ 670 ms, TPOT ≈ 21 ms) or out
 /// of phase (each prefill alone, stalling the other's decode: TTFT ≈ 360 ms, TPOT ≈ 43 ms).
 /// E2E is the same either way — what a real llama-server A/A showed on a busy machine.
-fn phased_run(out_of_phase: bool, rng: &mut ChaCha8Rng) -> RunResult {
+pub(crate) fn phased_run(out_of_phase: bool, rng: &mut ChaCha8Rng) -> RunResult {
     use crate::model::record::Outcome;
     use crate::model::scenario::LoadMode;
     let (ttft_ms, tpot_ms) = if out_of_phase {

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The gate on a real engine, counted. For each condition, ROUNDS independent rounds on
+# llama-server (ci/engines/llama-server.sh): a fresh baseline (--repeat 3), then a compare
+# (--repeat 3), and the verdicts tallied.
+#
+#   quiet-8 / quiet-40    nothing changed, quiet machine; 8 = scenarios/llama-server.toml,
+#                         40 = the same with 40 requests
+#   busy-8 / busy-40      nothing changed, a CPU hog of our own (one busy loop, bounded by
+#                         the round) running through baseline and compare
+#   slow15-8 / slow40-8   a real slowdown: the compare's server held to a CPU quota (cgroup v1
+#                         cpu.cfs_quota_us) that makes its decode ≈ 15 % / ≈ 40 % slower
+#   il-busy-8             as busy-8, the compare interleaved with the baseline's configuration
+#
+#   bash ci/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash ci/engine-gate-check.sh 20 quiet-8 busy-8
+#
+# Prints one line per round and a tally per condition: false fails (or detections), and how
+# often latency and throughput rows were inconclusive. Not part of .ci/run (a round takes
+# 30 s to 3 min); the closing notes quote its tallies.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:?ROUNDS}; shift
+BENCH=${BENCH:-target/release/bench}
+[ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
+bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+pid=$(bash ci/engines/llama-server.sh start "$port") || { echo "gate check: skipped (llama-server did not start)"; exit 0; }
+cg=/sys/fs/cgroup/cpu/bench-gate-check
+hog=""
+cleanup() {
+  [ -n "$hog" ] && kill "$hog" 2>/dev/null
+  if [ -d "$cg" ]; then
+    while read -r p; do echo "$p" > /sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null; done < "$cg/cgroup.procs"
+    rmdir "$cg" 2>/dev/null
+  fi
+  bash ci/engines/llama-server.sh stop "$pid"
+}
+trap cleanup EXIT
+work=$(mktemp -d)
+E="--endpoint http://127.0.0.1:$port/v1"
+sed 's/^requests = 8$/requests = 40/; s/^name = "llama-server"$/name = "llama-server-40"/' scenarios/llama-server.toml > "$work/llama-server-40.toml"
+
+# Quota for a decode slowed by s: the single compute thread gets 1/(1+s) of a CPU.
+quota() {
+  mkdir -p "$cg" 2>/dev/null || { echo "gate check: no cgroup v1 cpu controller here" >&2; exit 2; }
+  echo 100000 > "$cg/cpu.cfs_period_us"
+  echo "$1" > "$cg/cpu.cfs_quota_us"
+  for t in /proc/"$pid"/task/*; do echo "${t##*/}" > "$cg/tasks"; done
+}
+unquota() { [ -d "$cg" ] && echo -1 > "$cg/cpu.cfs_quota_us"; }
+start_hog() { timeout 3600 python3 -c 'while True: pass' & hog=$!; }
+stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
+
+# verdicts FILE: "rc regressed inconclusive-latency inconclusive-throughput gated-latency"
+verdicts() {
+  python3 - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+rows = c["rows"]
+lat = [r for r in rows if r["unit"] == "ms" and r["verdict"] != "not_gated"]
+reg = [r["metric"] for r in rows if r["verdict"] == "regressed"]
+inc_lat = sum(r["verdict"] == "inconclusive" for r in lat)
+inc_thr = sum(r["verdict"] == "inconclusive" for r in rows if r["metric"] == "output_throughput")
+print(",".join(reg) or "-", inc_lat, len(lat), inc_thr, len(c.get("notes", [])))
+PY
+}
+
+for cond in "$@"; do
+  case $cond in
+    *-40) S="$work/llama-server-40.toml" ;;
+    *) S=scenarios/llama-server.toml ;;
+  esac
+  fails=0; tpot_hits=0; inc_rounds=0; inc_thr=0
+  for i in $(seq 1 "$rounds"); do
+    d="$work/$cond-$i"
+    case $cond in busy-*|il-busy-*) start_hog ;; esac
+    "$BENCH" baseline "$S" $E --repeat 3 --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
+      || { echo "$cond round $i: baseline failed"; cat "$d.base.txt"; exit 2; }
+    case $cond in slow15-*) quota 87000 ;; slow40-*) quota 71000 ;; esac
+    extra=""
+    case $cond in il-*) extra="--interleave" ;; esac
+    "$BENCH" compare "$S" $E --repeat 3 $extra --baselines "$d/b" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
+    rc=$?
+    unquota; stop_hog
+    [ $rc -le 1 ] || { echo "$cond round $i: error (exit $rc)"; cat "$d.txt"; exit 2; }
+    read -r reg inc_l n_l inc_t notes <<<"$(verdicts "$d.json")"
+    [ $rc -eq 1 ] && fails=$((fails + 1))
+    case ",$reg," in *,tpot.p50,*) tpot_hits=$((tpot_hits + 1)) ;; esac
+    [ "$inc_l" -gt 0 ] && inc_rounds=$((inc_rounds + 1))
+    [ "$inc_t" -gt 0 ] && inc_thr=$((inc_thr + 1))
+    echo "$cond round $i: exit $rc, regressed: $reg; inconclusive latency rows $inc_l of $n_l, throughput $inc_t; notes $notes"
+  done
+  echo "== $cond: exit 1 in $fails of $rounds rounds (tpot.p50 regressed in $tpot_hits); rounds with an inconclusive latency row $inc_rounds, inconclusive throughput $inc_thr"
+done
