@@ -75,7 +75,7 @@ for cond in "$@"; do
     case $cond in busy-*|il-busy-*) start_hog ;; esac
     "$BENCH" baseline "$S" $E --repeat 3 --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
       || { echo "$cond round $i: baseline failed"; cat "$d.base.txt"; exit 2; }
-    case $cond in slow15-*) quota 87000 ;; slow40-*) quota 71000 ;; esac
+    case $cond in slow15-*) quota 90000 ;; slow40-*) quota 76000 ;; esac
     extra=""
     case $cond in il-*) extra="--interleave" ;; esac
     "$BENCH" compare "$S" $E --repeat 3 $extra --baselines "$d/b" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
