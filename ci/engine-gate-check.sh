@@ -9,7 +9,11 @@
 #                         the round) running through baseline and compare
 #   slow15-8 / slow40-8   a real slowdown: the compare's server held to a CPU quota (cgroup v1
 #                         cpu.cfs_quota_us) that makes its decode ≈ 15 % / ≈ 40 % slower
-#   il-busy-8             as busy-8, the compare interleaved with the baseline's configuration
+#   il-…                  any of the above with the compare interleaved (--interleave): control
+#                         runs of the baseline's configuration alternate with the candidate's
+#                         (ABBA), so drift between the arms cancels; the stored baseline (recorded
+#                         once per condition) only names the configuration. A slowdown is then
+#                         switched per arm with --switch 'ci/engines/cpu-quota.sh PID …'.
 #
 #   bash ci/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash ci/engine-gate-check.sh 20 quiet-8 busy-8
 #
@@ -24,7 +28,7 @@ BENCH=${BENCH:-target/release/bench}
 bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 pid=$(bash ci/engines/llama-server.sh start "$port") || { echo "gate check: skipped (llama-server did not start)"; exit 0; }
-cg=/sys/fs/cgroup/cpu/bench-gate-check
+cg=/sys/fs/cgroup/cpu/bench-quota-$pid
 hog=""
 cleanup() {
   [ -n "$hog" ] && kill "$hog" 2>/dev/null
@@ -39,14 +43,9 @@ work=$(mktemp -d)
 E="--endpoint http://127.0.0.1:$port/v1"
 sed 's/^requests = 8$/requests = 40/; s/^name = "llama-server"$/name = "llama-server-40"/' scenarios/llama-server.toml > "$work/llama-server-40.toml"
 
-# Quota for a decode slowed by s: the single compute thread gets 1/(1+s) of a CPU.
-quota() {
-  mkdir -p "$cg" 2>/dev/null || { echo "gate check: no cgroup v1 cpu controller here" >&2; exit 2; }
-  echo 100000 > "$cg/cpu.cfs_period_us"
-  echo "$1" > "$cg/cpu.cfs_quota_us"
-  for t in /proc/"$pid"/task/*; do echo "${t##*/}" > "$cg/tasks"; done
-}
-unquota() { [ -d "$cg" ] && echo -1 > "$cg/cpu.cfs_quota_us"; }
+# The server's CPU quota (its single compute thread): 90000 ≈ +15 % TPOT, 76000 ≈ +40 % here.
+quota() { bash ci/engines/cpu-quota.sh "$pid" "$1" || { echo "gate check: no cgroup v1 cpu controller here" >&2; exit 2; }; }
+unquota() { [ -d "$cg" ] && bash ci/engines/cpu-quota.sh "$pid" off; }
 start_hog() { timeout 3600 python3 -c 'while True: pass' & hog=$!; }
 stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
 
@@ -69,16 +68,32 @@ for cond in "$@"; do
     *-40) S="$work/llama-server-40.toml" ;;
     *) S=scenarios/llama-server.toml ;;
   esac
+  q=""
+  case $cond in *slow15-*) q=90000 ;; *slow40-*) q=76000 ;; esac
   fails=0; tpot_hits=0; inc_rounds=0; inc_thr=0
+  case $cond in
+    il-*)
+      # One stored baseline names the configuration; every round's control runs are fresh.
+      "$BENCH" baseline "$S" $E --repeat 3 --var cpu_quota=off --baselines "$work/$cond-b" --out "$work/$cond-base" -q >"$work/$cond.base.txt" 2>&1 \
+        || { echo "$cond: baseline failed"; cat "$work/$cond.base.txt"; exit 2; } ;;
+  esac
   for i in $(seq 1 "$rounds"); do
     d="$work/$cond-$i"
-    case $cond in busy-*|il-busy-*) start_hog ;; esac
-    "$BENCH" baseline "$S" $E --repeat 3 --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
-      || { echo "$cond round $i: baseline failed"; cat "$d.base.txt"; exit 2; }
-    case $cond in slow15-*) quota 90000 ;; slow40-*) quota 76000 ;; esac
-    extra=""
-    case $cond in il-*) extra="--interleave" ;; esac
-    "$BENCH" compare "$S" $E --repeat 3 $extra --baselines "$d/b" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
+    case $cond in *busy-*) start_hog ;; esac
+    case $cond in
+      il-*)
+        extra=(--interleave --baselines "$work/$cond-b")
+        [ -n "$q" ] && extra+=(--var "cpu_quota=$q" --switch "case {arm} in baseline) bash ci/engines/cpu-quota.sh $pid off ;; *) bash ci/engines/cpu-quota.sh $pid $q ;; esac")
+        [ -z "$q" ] && extra+=(--var cpu_quota=off)
+        ;;
+      *)
+        "$BENCH" baseline "$S" $E --repeat 3 --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
+          || { echo "$cond round $i: baseline failed"; cat "$d.base.txt"; exit 2; }
+        [ -n "$q" ] && quota "$q"
+        extra=(--baselines "$d/b")
+        ;;
+    esac
+    "$BENCH" compare "$S" $E --repeat 3 "${extra[@]}" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
     rc=$?
     unquota; stop_hog
     [ $rc -le 1 ] || { echo "$cond round $i: error (exit $rc)"; cat "$d.txt"; exit 2; }
@@ -87,7 +102,8 @@ for cond in "$@"; do
     case ",$reg," in *,tpot.p50,*) tpot_hits=$((tpot_hits + 1)) ;; esac
     [ "$inc_l" -gt 0 ] && inc_rounds=$((inc_rounds + 1))
     [ "$inc_t" -gt 0 ] && inc_thr=$((inc_thr + 1))
-    echo "$cond round $i: exit $rc, regressed: $reg; inconclusive latency rows $inc_l of $n_l, throughput $inc_t; notes $notes"
+    tpot=$(python3 -c "import json; r=[x for x in json.load(open('$d.json'))['rows'] if x['metric']=='tpot.p50'][0]; print('%+.1f%%' % r['delta_pct'])")
+    echo "$cond round $i: exit $rc, regressed: $reg; tpot.p50 $tpot; inconclusive latency rows $inc_l of $n_l, throughput $inc_t; notes $notes"
   done
   echo "== $cond: exit 1 in $fails of $rounds rounds (tpot.p50 regressed in $tpot_hits); rounds with an inconclusive latency row $inc_rounds, inconclusive throughput $inc_thr"
 done
