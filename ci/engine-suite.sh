@@ -54,10 +54,12 @@ if python3 ci/engines/gguf-tokenizer.py "$(bash ci/engines/llama-server.sh model
 else
   failed=$((failed + 1)); echo "FAILED: convert the GGUF vocabulary to tokenizer.json" >&2
 fi
-# A real A/A: a baseline with repetitions, then a compare with nothing changed, must pass.
+# A real A/A: a baseline with repetitions, then a compare with nothing changed, must pass. The
+# compare is interleaved: this shared machine drifts by tens of percent over minutes, and only
+# control runs alternating with the candidate's put that drift on both arms.
 "$BENCH" baseline scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --repeat 3 --baselines "$work/aa-baselines" --out "$work/aa-base" >"$work/aa-base.txt" 2>&1
 check "A/A: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --baselines "$work/aa-baselines" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
+"$BENCH" compare scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --interleave --baselines "$work/aa-baselines" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
 rc=$?; cat "$work/aa.txt"
 check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 

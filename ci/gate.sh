@@ -2,6 +2,9 @@
 # Run the regression gate: `bench compare` for every scenario listed in ci/gate.toml against
 # its baseline in baselines/. Exit 0 when all pass, 1 when any regressed, 2 on an error.
 # Extra arguments go to every `bench compare` (e.g. --endpoint URL --var engine=vllm-0.11).
+# On a shared or drifting machine, serve the baseline's configuration in the same job and add
+# --interleave --baseline-endpoint URL (or --switch 'CMD {arm}'): control runs then alternate
+# with the candidate's, and drift falls on both arms instead of looking like a regression.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BENCH=${BENCH:-target/release/bench}
