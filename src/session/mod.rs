@@ -14,12 +14,14 @@ pub mod progress;
 pub mod prompts;
 
 use crate::config::run::RunSpec;
+use crate::engine::client::target::public;
 use crate::engine::client::{list_models, server_version, HttpSender, Target};
 use crate::engine::runner;
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
 use crate::metrics::summary::summarize;
 use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
+use crate::model::scenario::Scenario;
 use crate::model::server::ServerMetrics;
 use crate::output;
 use crate::plan::Plan;
@@ -124,7 +126,7 @@ impl Session {
             scenario_name: s.name.clone(),
             scenario_file: spec.scenario_file.display().to_string(),
             scenario_hash: s.traffic_hash(),
-            scenario: s.clone(),
+            scenario: public_scenario(s),
             vars: spec.vars.clone(),
             endpoint,
             model,
@@ -221,6 +223,15 @@ impl Session {
             tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// The scenario as a result may hold it: URLs without credentials (an endpoint or metrics URL
+/// given as `http://user:PW@host/v1?api_key=…` is used as given, never written so).
+fn public_scenario(s: &Scenario) -> Scenario {
+    let mut s = s.clone();
+    s.endpoint = s.endpoint.as_deref().map(public);
+    s.server_metrics.url = s.server_metrics.url.as_deref().map(public);
+    s
 }
 
 /// A stop token cancelled by Ctrl-C, with the message saying what happens next.

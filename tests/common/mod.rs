@@ -39,6 +39,8 @@ pub enum Fault {
     ShortOutput(u32),
     /// An error response that echoes the Authorization header (to test redaction).
     EchoAuth,
+    /// The same after this many characters of padding, so a cut at ~300 falls inside the key.
+    EchoAuthAfter(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +180,14 @@ fn respond(
             let code = StatusCode::from_u16(code).unwrap();
             let body = ErrorBody::new(format!("injected {code}"), code.as_u16());
             return (code, Json(body)).into_response();
+        }
+        Some(Fault::EchoAuthAfter(pad)) => {
+            let msg = format!(
+                "{} invalid credentials: {}",
+                "x".repeat(pad),
+                authorization.unwrap_or_default()
+            );
+            return (StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response();
         }
         Some(Fault::EchoAuth) => {
             let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());

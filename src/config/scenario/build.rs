@@ -13,6 +13,7 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
     if raw.name.get_ref().trim().is_empty() {
         return Err(ctx.at(raw.name.span(), "name", "must not be empty"));
     }
+    check_name(raw.name.get_ref()).map_err(|m| ctx.at(raw.name.span(), "name", m))?;
     let base_dir = ctx.path.parent().unwrap_or(Path::new("."));
     let request = request(ctx, raw.request)?;
     let salt = match &raw.workload.get_ref().salt {
@@ -81,6 +82,27 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         source: ctx.path.to_path_buf(),
         dataset,
     })
+}
+
+/// A scenario's name becomes a directory under `results/` and `baselines/`, so it must be one
+/// plain path component: letters, digits, `.`, `_`, `-`, starting with a letter or digit (no
+/// `..`, no `/`, no absolute path), at most 100 characters.
+pub(super) fn check_name(name: &str) -> Result<(), String> {
+    let ok = name.len() <= 100
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a plain name: it names directories under results/ and baselines/, so use letters, digits, '.', '_' and '-' (starting with a letter or digit, at most 100 characters)"
+        ))
+    }
 }
 
 /// Checks `[sim]` against the simulator's options now, so a typo fails at load time.

@@ -131,3 +131,17 @@ fn durations() {
     assert_eq!(parse_duration("2.5").unwrap(), 2.5);
     assert!(parse_duration("soon").is_err());
 }
+
+#[test]
+fn a_name_that_escapes_results_is_refused_at_its_line() {
+    // A name is a directory under results/ and baselines/: `../../x` wrote outside them.
+    for bad in ["../../x", "/etc/x", "a/b", ".hidden", "", "x y"] {
+        let e = err(&GOOD.replace("name = \"t\"", &format!("name = \"{bad}\"")));
+        assert!(e.starts_with("x.toml:2:8: field `name`"), "{bad}: {e}");
+    }
+    assert!(parse(
+        &GOOD.replace("name = \"t\"", "name = \"chat-short_2.v1\""),
+        Path::new("x.toml")
+    )
+    .is_ok());
+}

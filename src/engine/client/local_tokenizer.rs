@@ -91,10 +91,12 @@ async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Resul
         req = req.bearer_auth(k);
     }
     let what = "the probe request that measures the server's prompt overhead";
-    let r = req
-        .send()
-        .await
-        .map_err(|e| format!("{what} failed: {}", target.redact(e.to_string())))?;
+    let r = req.send().await.map_err(|e| {
+        format!(
+            "{what} failed: {}",
+            target.redact(&super::error_chain(&e.without_url()))
+        )
+    })?;
     if !r.status().is_success() {
         return Err(format!("{what} got HTTP {}", r.status()));
     }

@@ -23,7 +23,6 @@ pub use target::{normalize_base, Target};
 
 use crate::error::BenchError;
 use crate::model::wire::ModelList;
-use openai::truncate;
 use std::time::Duration;
 
 /// The reqwest client used for load: no pool limit, no proxy, HTTP/1.1, TCP_NODELAY.
@@ -39,7 +38,9 @@ pub fn http_client() -> Result<reqwest::Client, BenchError> {
         .map_err(|e| BenchError::Runtime(format!("cannot build the HTTP client: {e}")))
 }
 
-/// An error with its causes, one line (reqwest's top-level message alone is vague).
+/// An error with its causes, one line (reqwest's top-level message alone is vague); uncut, so
+/// it can be redacted before it is shortened. Give reqwest errors `without_url()` first: their
+/// text otherwise carries the URL, credentials and all.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
@@ -48,7 +49,7 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         s.push_str(&c.to_string());
         src = c.source();
     }
-    truncate(&s, 300)
+    s
 }
 
 /// Asks `GET {base}/models` for the served model ids (used when no model is configured).
@@ -66,7 +67,10 @@ pub async fn list_models(target: &Target) -> Result<Vec<String>, BenchError> {
             target.public_endpoint()
         ))
     };
-    let resp = req.send().await.map_err(|e| fail(error_chain(&e)))?;
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| fail(target.redact(&error_chain(&e.without_url()))))?;
     if !resp.status().is_success() {
         return Err(fail(format!("HTTP {}", resp.status())));
     }

@@ -96,7 +96,8 @@ pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
     Ok(info)
 }
 
-/// A short human message from an error value (`{"message": …}`, a string, or the JSON).
+/// A human message from an error value (`{"message": …}`, a string, or the JSON); uncut, so
+/// it can be redacted before it is shortened.
 pub fn error_text(v: &Value) -> String {
     let s = match v {
         Value::String(s) => s.clone(),
@@ -106,7 +107,7 @@ pub fn error_text(v: &Value) -> String {
         },
         other => other.to_string(),
     };
-    truncate(&s, 300)
+    s
 }
 
 pub fn truncate(s: &str, max: usize) -> String {

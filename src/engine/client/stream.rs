@@ -91,7 +91,7 @@ impl Progress {
         for ev in events.drain(..) {
             if ev.event.as_deref() == Some("error") {
                 let text = String::from_utf8_lossy(&ev.data).into_owned();
-                return Err((Outcome::ServerError, truncate(&text, 300)));
+                return Err((Outcome::ServerError, text));
             }
             if ev.is_done() {
                 self.done = true;
@@ -180,7 +180,7 @@ impl HttpSender {
                     } else {
                         Outcome::StreamBroken
                     };
-                    break 'run (kind, Some(error_chain(&e)));
+                    break 'run (kind, Some(error_chain(&e.without_url())));
                 }
                 Step::Done(Ok(r)) => r,
             };
@@ -197,7 +197,7 @@ impl HttpSender {
                             .map(super::openai::error_text)
                             .or_else(|| v.get("message").map(super::openai::error_text))
                     })
-                    .unwrap_or_else(|| truncate(text.trim(), 300));
+                    .unwrap_or_else(|| text.trim().to_string());
                 break 'run (Outcome::Http(status.as_u16()), Some(msg));
             }
             let mut stream = resp.bytes_stream();
@@ -224,7 +224,9 @@ impl HttpSender {
                 let at = Instant::now();
                 let ended = item.is_none();
                 match item {
-                    Some(Err(e)) => break 'run (Outcome::StreamBroken, Some(error_chain(&e))),
+                    Some(Err(e)) => {
+                        break 'run (Outcome::StreamBroken, Some(error_chain(&e.without_url())))
+                    }
                     Some(Ok(bytes)) => decoder.feed(&bytes, &mut events),
                     None => decoder.finish(&mut events),
                 }
@@ -287,7 +289,8 @@ impl HttpSender {
             preamble_chunks: p.preamble,
             first_event_us: p.first_event.map(since),
             finish_reason: p.finish_reason,
-            error: detail.map(|d| self.target.redact(d)),
+            // Redacted before it is cut, so a cut inside the key cannot leave a prefix of it.
+            error: detail.map(|d| truncate(&self.target.redact(&d), 300)),
         };
         Sent {
             record,

@@ -15,6 +15,7 @@
 pub mod names;
 pub mod promtext;
 
+use crate::engine::client::target::public;
 use crate::model::server::ServerMetrics;
 use names::Names;
 use promtext::Scrape;
@@ -147,11 +148,11 @@ pub async fn scrape(http: &reqwest::Client, url: &str) -> Result<Scrape, String>
         .timeout(Duration::from_secs(3))
         .send()
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.without_url().to_string())?;
     if !r.status().is_success() {
         return Err(format!("HTTP {}", r.status()));
     }
-    let text = r.text().await.map_err(|e| e.to_string())?;
+    let text = r.text().await.map_err(|e| e.without_url().to_string())?;
     promtext::parse(&text).map_err(|e| format!("not Prometheus text: {e}"))
 }
 
@@ -199,7 +200,7 @@ impl Collector {
             }
         }
         self.take().await;
-        let mut m = summarize(&self.url, &self.scrapes);
+        let mut m = summarize(&public(&self.url), &self.scrapes);
         if self.scrapes.is_empty() {
             m.warning = Some(format!(
                 "metrics endpoint unavailable: {}",

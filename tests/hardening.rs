@@ -1,0 +1,109 @@
+//! Regression tests for the hardening defects (issue 13), each named after the defect: run the
+//! real binary against the in-process test server, then look for what must not be there.
+
+mod common;
+
+use common::{Config, Fault};
+use std::path::Path;
+use std::process::Command;
+
+fn bench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bench"))
+}
+
+/// Every file under `dir`, as text.
+fn all_text(dir: &Path) -> String {
+    let mut out = String::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.push_str(&all_text(&p));
+        } else {
+            out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    out
+}
+
+/// `bench baseline` (one repetition) of a 6-request scenario against `cfg`'s server at
+/// `endpoint` (`{addr}` is filled in), with `key` as the API key; every file it wrote and its
+/// output, as one text.
+fn baseline_text(cfg: Config, endpoint: &str, key: &str, extra: &[String]) -> String {
+    let (addr, _log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 6");
+    let endpoint = endpoint.replace("{addr}", &addr.to_string());
+    let o = bench()
+        .args([
+            "baseline",
+            scenario.to_str().unwrap(),
+            "--repeat",
+            "1",
+            "--endpoint",
+            &endpoint,
+        ])
+        .arg("--baselines")
+        .arg(dir.path().join("baselines"))
+        .arg("--out")
+        .arg(dir.path().join("runs"))
+        .args(extra.iter().map(|e| e.replace("{addr}", &addr.to_string())))
+        .env("OPENAI_API_KEY", key)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    all_text(dir.path()) + &stderr + &String::from_utf8_lossy(&o.stdout)
+}
+
+#[test]
+fn a_key_echoed_near_the_cut_leaks_no_prefix() {
+    let key = "sk-TESTSECRET-0123456789abcdef";
+    let mut cfg = Config::default();
+    // The key starts 291–297 characters into the message: the 300-character cut falls inside
+    // it (before the fix, the cut came first and left `sk-TESTSEC…` in every file).
+    for i in 1..=4u64 {
+        cfg.faults
+            .insert(i, Fault::EchoAuthAfter(260 + i as usize * 2));
+    }
+    let written = baseline_text(cfg, "http://{addr}/v1", key, &[]);
+    assert!(
+        written.contains("invalid credentials: Bearer <redac"),
+        "the echoed key was recorded, redacted"
+    );
+    for fragment in ["TESTSEC", "SECRET-0", "0123456789"] {
+        assert!(
+            !written.contains(fragment),
+            "`{fragment}` reached a file or the log"
+        );
+    }
+}
+
+#[test]
+fn credentials_in_the_endpoint_url_are_never_stored() {
+    let mut cfg = Config::default();
+    cfg.faults.insert(2, Fault::EchoAuth);
+    let written = baseline_text(
+        cfg,
+        "http://user:PW-HUNTER2@{addr}/v1?api_key=QUERYSECRET",
+        "sk-unused-key-0000",
+        &[
+            "--metrics-url".into(),
+            "http://m:PW-METRICS@{addr}/metrics?token=T0KEN".into(),
+        ],
+    );
+    // base64("user:PW-HUNTER2"): the Basic header the URL's credentials travel in.
+    for secret in [
+        "PW-HUNTER2",
+        "QUERYSECRET",
+        "PW-METRICS",
+        "T0KEN",
+        "dXNlcjpQVy1IVU5URVIy",
+        "user:",
+    ] {
+        assert!(
+            !written.contains(secret),
+            "`{secret}` reached a file or the log"
+        );
+    }
+}
