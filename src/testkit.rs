@@ -60,6 +60,7 @@ pub fn data(records: Vec<RequestRecord>, peak_concurrency: u64) -> RunData {
         not_sent: 0,
         peak_concurrency,
         interrupted: false,
+        failure: None,
         run_start: tokio::time::Instant::now(),
         wall: Duration::from_secs(1),
     }
@@ -90,6 +91,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         started_at: chrono::DateTime::UNIX_EPOCH,
         ended_at: chrono::DateTime::UNIX_EPOCH,
         complete: true,
+        failure: None,
         summary,
         server_metrics: None,
         histograms: hists.encode().expect("histograms encode"),

@@ -285,3 +285,51 @@ async fn stop_within_grace_lets_requests_finish() {
     assert!(data.records.iter().all(|r| r.outcome == Outcome::Ok));
     assert!(!data.complete(), "stopped before the plan was through");
 }
+
+/// Panics on one request, as a bug in bench's own code would.
+struct PanickingServer {
+    on: u64,
+}
+
+impl Sender for PanickingServer {
+    fn send(&self, spec: RequestSpec, ctx: SendCtx) -> impl Future<Output = Sent> + Send {
+        let on = self.on;
+        let fake = FakeServer {
+            latency: Duration::from_millis(10),
+        };
+        async move {
+            if spec.index == on {
+                panic!("injected failure on request {on}");
+            }
+            fake.send(spec, ctx).await
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_while_sending_fails_the_run_instead_of_hiding_as_success() {
+    // Before: the task died, its request vanished from the counts and the run said complete.
+    for mode in [LoadMode::Closed { concurrency: 2 }, open(10.0, None)] {
+        let stop = CancellationToken::new();
+        let data = run(
+            Arc::new(PanickingServer { on: 3 }),
+            &plan(mode, 10, 0),
+            GRACE,
+            stop.clone(),
+            |_| {},
+        )
+        .await
+        .unwrap();
+        assert!(!data.complete());
+        let why = data.failure.clone().unwrap();
+        assert!(
+            why.contains("sending request 3 panicked: injected failure"),
+            "{why}"
+        );
+        assert!(
+            !stop.is_cancelled(),
+            "the caller's token is not the run's to cancel"
+        );
+        assert!(data.records.iter().all(|r| r.index != 3));
+    }
+}

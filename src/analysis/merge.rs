@@ -98,6 +98,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         not_sent,
         peak_concurrency: peak.max(0) as u64,
         interrupted: runs.iter().any(|r| !r.complete),
+        failure: runs.iter().find_map(|r| r.failure.clone()),
         run_start: tokio::time::Instant::now(),
         wall: std::time::Duration::ZERO,
     };
@@ -111,7 +112,8 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
             .map(|r| r.ended_at)
             .max()
             .unwrap_or(first.ended_at),
-        complete: !data.interrupted,
+        complete: data.complete(),
+        failure: data.failure.clone(),
         summary,
         histograms: hists.encode()?,
         requests: records,

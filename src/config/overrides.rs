@@ -1,7 +1,9 @@
 //! Command-line overrides of scenario fields (`--rate`, `--requests`, …): each is checked
 //! like the field it replaces, and its errors name the flag.
 
-use crate::config::values::{check_concurrency, check_endpoint, check_rate, parse_duration};
+use crate::config::values::{
+    check_concurrency, check_endpoint, check_rate, check_requests, check_warmup, parse_duration,
+};
 use crate::error::BenchError;
 use crate::model::scenario::{Arrival, LoadMode, Scenario};
 
@@ -37,15 +39,14 @@ impl Overrides {
             s.seed = seed;
         }
         if let Some(r) = self.requests {
-            if r == 0 {
-                return Err(flag("--requests", "must be at least 1".into()));
-            }
+            check_requests(r).map_err(|m| flag("--requests", m))?;
             s.load.requests = Some(r);
         }
         if let Some(d) = &self.duration {
             s.load.duration_s = Some(parse_duration(d).map_err(|m| flag("--duration", m))?);
         }
         if let Some(w) = self.warmup {
+            check_warmup(w).map_err(|m| flag("--warmup", m))?;
             s.load.warmup = w;
         }
         if self.rate.is_some() && self.concurrency.is_some() {

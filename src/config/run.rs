@@ -92,11 +92,8 @@ impl RunSpec {
         }
         body_vars(&scenario.request, &mut vars, &mut params);
         let cli_opts = kv::pairs("--opt", &args.opts)?;
-        if !(args.grace.is_finite() && args.grace >= 0.0) {
-            return Err(BenchError::usage(
-                "--grace: must be a number of seconds ≥ 0",
-            ));
-        }
+        super::values::in_range(args.grace, super::values::limits::GRACE_S, " s")
+            .map_err(|m| BenchError::usage(format!("--grace: {m}")))?;
         let endpoint = scenario.endpoint.clone();
         let sim = match &endpoint {
             Some(_) if !cli_opts.is_empty() => {

@@ -1,22 +1,79 @@
 //! Checks shared by scenario fields and the command-line flags that override them, so a
-//! value means the same and fails the same way wherever it is given.
+//! value means the same and fails the same way wherever it is given — including its range.
+//!
+//! Every number has a sane range ([`limits`], listed in `scenarios/README.md`), checked when
+//! the file or flag is read: a value far outside what a benchmark can mean (a rate of 5e-324,
+//! a timeout of 1e308 s, a billion-token prompt) would otherwise overflow a duration, exhaust
+//! memory or spin forever once the run starts.
+
+/// The ranges, both ends inclusive.
+pub mod limits {
+    /// Open-loop rate, requests/s.
+    pub const RATE_RPS: (f64, f64) = (1e-4, 1e6);
+    /// Closed-loop concurrency and `max_concurrency`.
+    pub const CONCURRENCY: (u32, u32) = (1, 100_000);
+    /// Measured requests of a plan (the open-loop schedule's own cap too).
+    pub const REQUESTS: (u64, u64) = (1, 10_000_000);
+    pub const WARMUP_MAX: u64 = 1_000_000;
+    /// `load.duration`, s (30 days).
+    pub const DURATION_S: (f64, f64) = (1e-3, 2_592_000.0);
+    /// Request timeouts and `server_metrics.interval_s`, s (one day).
+    pub const TIMEOUT_S: (f64, f64) = (1e-3, 86_400.0);
+    /// `--grace`, s.
+    pub const GRACE_S: (f64, f64) = (0.0, 3_600.0);
+    /// Gamma shape of arrivals.
+    pub const BURSTINESS: (f64, f64) = (1e-3, 1e3);
+    /// One prompt's or output's tokens (and a length distribution's mean and spread).
+    pub const TOKENS_MAX: u32 = crate::model::dist::TOKENS_MAX;
+    /// Shared prefixes of a `shared_prefix` workload, and all their tokens together.
+    pub const PREFIXES_MAX: u32 = 100_000;
+    pub const PREFIX_TOKENS_TOTAL_MAX: u64 = 20_000_000;
+    /// SLOs, ms (one day).
+    pub const SLO_MS: (f64, f64) = (1e-3, 86_400_000.0);
+    pub const TEMPERATURE: (f64, f64) = (0.0, 100.0);
+}
+
+/// `v` within `[lo, hi]` (and a number), or why not.
+pub fn in_range(v: f64, (lo, hi): (f64, f64), unit: &str) -> Result<(), String> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!("must be between {lo} and {hi}{unit} (got {v})"))
+    }
+}
+
+/// An integer within `[lo, hi]`, or why not.
+pub fn in_range_u64(v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("must be at least {lo} and at most {hi} (got {v})"))
+    }
+}
 
 pub fn check_rate(r: f64) -> Result<(), String> {
-    if r.is_finite() && r > 0.0 {
+    let (lo, hi) = limits::RATE_RPS;
+    if r.is_finite() && r >= lo && r <= hi {
         Ok(())
     } else {
         Err(format!(
-            "must be a positive number of requests per second (got {r})"
+            "must be a positive number of requests per second, between {lo} and {hi} (got {r})"
         ))
     }
 }
 
 pub fn check_concurrency(c: u32) -> Result<(), String> {
-    if c == 0 {
-        Err("must be at least 1".into())
-    } else {
-        Ok(())
-    }
+    let (lo, hi) = limits::CONCURRENCY;
+    in_range_u64(c as u64, lo as u64, hi as u64)
+}
+
+pub fn check_requests(r: u64) -> Result<(), String> {
+    let (lo, hi) = limits::REQUESTS;
+    in_range_u64(r, lo, hi)
+}
+
+pub fn check_warmup(w: u64) -> Result<(), String> {
+    in_range_u64(w, 0, limits::WARMUP_MAX)
 }
 
 pub fn check_endpoint(e: &str) -> Result<(), String> {
@@ -39,9 +96,12 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
             .map_err(|e| format!("`{s}` is not a duration ({e}); write it like \"90s\" or \"5m\""))?
             .as_secs_f64(),
     };
-    if secs.is_finite() && secs > 0.0 {
+    let (lo, hi) = limits::DURATION_S;
+    if secs.is_finite() && secs >= lo && secs <= hi {
         Ok(secs)
     } else {
-        Err(format!("must be positive (got `{s}`)"))
+        Err(format!(
+            "must be between {lo} s and {hi} s, 30 days (got `{s}`)"
+        ))
     }
 }

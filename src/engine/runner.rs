@@ -9,6 +9,10 @@
 //! *Closed loop* (`concurrency`): N workers, each sending its next request when the previous one
 //! ends; the intended time is the moment the worker picks the request up.
 //!
+//! Failing: a panic anywhere in the run's own code — generating a request, sending one — is
+//! caught, recorded as the run's `failure`, and stops the run like a stop does: the run is
+//! then incomplete and the failure says why, never a quiet run with requests missing.
+//!
 //! Stopping: the `stop` token (Ctrl-C) ends dispatch at once; requests already sent get `grace`
 //! to finish, then the rest are aborted (outcome `aborted`) and the partial run is returned
 //! marked incomplete. Requests still waiting for a slot when stop arrives were never sent and
@@ -19,8 +23,10 @@ use crate::model::hist::{new_histogram, record_us};
 use crate::model::record::{Outcome, RequestRecord};
 use crate::plan::prompts::RequestSpec;
 use crate::plan::{Plan, Release};
+use futures_util::FutureExt;
 use hdrhistogram::Histogram;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,13 +73,15 @@ pub struct RunData {
     pub peak_concurrency: u64,
     /// Stopped by the caller before the plan was done.
     pub interrupted: bool,
+    /// An internal failure (a panic in bench's own code) that ended the run.
+    pub failure: Option<String>,
     pub run_start: Instant,
     pub wall: Duration,
 }
 
 impl RunData {
     pub fn complete(&self) -> bool {
-        !self.interrupted
+        !self.interrupted && self.failure.is_none()
     }
 }
 
@@ -140,6 +148,16 @@ struct Counters {
     in_flight: AtomicU64,
     peak: AtomicU64,
     not_sent: AtomicU64,
+    /// The first internal failure.
+    failure: std::sync::Mutex<Option<String>>,
+}
+
+/// What a caught panic said.
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// What each task holds; the channel closes when the last holder drops.
@@ -153,6 +171,21 @@ struct Shared<S> {
 }
 
 impl<S: Sender> Shared<S> {
+    /// Records an internal failure (the first one wins) and stops the run.
+    fn fail(&self, what: String) {
+        if let Ok(mut f) = self.counters.failure.lock() {
+            f.get_or_insert(what);
+        }
+        self.stop.cancel();
+    }
+
+    /// Request `i` of the plan, or `None` (the run failed) when making it panicked.
+    fn spec(&self, plan: &Plan, i: u64) -> Option<RequestSpec> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan.spec(i)))
+            .map_err(|p| self.fail(format!("building request {i} panicked: {}", panic_text(p))))
+            .ok()
+    }
+
     async fn one(self: &Arc<Self>, spec: RequestSpec, intended: Instant, queue: Duration) {
         let c = &self.counters;
         let n = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
@@ -165,8 +198,21 @@ impl<S: Sender> Shared<S> {
             queue,
             abort: self.abort.child_token(),
         };
-        let sent = self.sender.send(spec, ctx).await;
+        let index = spec.index;
+        let sent = AssertUnwindSafe(self.sender.send(spec, ctx))
+            .catch_unwind()
+            .await;
         c.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let sent = match sent {
+            Ok(s) => s,
+            Err(p) => {
+                c.not_sent.fetch_add(1, Ordering::SeqCst);
+                return self.fail(format!(
+                    "sending request {index} panicked: {}",
+                    panic_text(p)
+                ));
+            }
+        };
         // The collector outlives every task, so this cannot fail; if it ever did the record
         // would be lost, so count it as not sent rather than drop it silently.
         if self.tx.send(sent).is_err() {
@@ -186,6 +232,8 @@ pub async fn run<S: Sender>(
     let run_start = Instant::now();
     let (tx, rx) = mpsc::unbounded_channel::<Sent>();
     let counters = Arc::new(Counters::default());
+    // Stopped by the caller, or by an internal failure (which must not cancel the caller's).
+    let stop = stop.child_token();
     let shared = Arc::new(Shared {
         sender,
         tx,
@@ -224,6 +272,7 @@ pub async fn run<S: Sender>(
     };
     let aborted = records.iter().any(|r| r.outcome == Outcome::Aborted);
     let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
+    let failure = counters.failure.lock().ok().and_then(|f| f.clone());
     Ok(RunData {
         not_sent,
         records,
@@ -231,6 +280,7 @@ pub async fn run<S: Sender>(
         planned,
         peak_concurrency: counters.peak.load(Ordering::SeqCst),
         interrupted,
+        failure,
         run_start,
         wall: run_start.elapsed(),
     })
@@ -247,10 +297,11 @@ fn release_open<S: Sender>(
 ) -> Result<tokio::task::JoinHandle<()>, BenchError> {
     let slots = max_concurrency.map(|m| Arc::new(Semaphore::new(m.max(1) as usize)));
     let run_start = shared.run_start;
-    let p = plan.clone();
-    let mut requests = (0..offsets.len()).map(move |j| {
+    let (p, s) = (plan.clone(), shared.clone());
+    // Ends early (the run failed) when a request cannot be built.
+    let mut requests = (0..offsets.len()).map_while(move |j| {
         let i = p.index(j as u64);
-        (p.spec(i), run_start + offsets[j])
+        Some((s.spec(&p, i)?, run_start + offsets[j]))
     });
     if clock_is_paused() {
         return Ok(tokio::spawn(async move {

@@ -19,6 +19,10 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The most tokens one length may have (a value, a bound, a mean or a spread): two million,
+/// beyond any context window; a larger one is an error when the scenario is read.
+pub const TOKENS_MAX: u32 = 2_000_000;
+
 /// A distribution of token counts (always ≥ 1 after sampling).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "dist", rename_all = "lowercase")]
@@ -155,14 +159,19 @@ impl RawDist {
                 only(&["mean", "stddev", "min", "max"])?;
                 let mean = need(self.mean, "mean")?;
                 let stddev = need(self.stddev, "stddev")?;
-                if !(mean.is_finite() && mean > 0.0) {
-                    return Err(format!("mean must be a positive number (got {mean})"));
+                let top = TOKENS_MAX as f64;
+                if !(mean.is_finite() && mean > 0.0 && mean <= top) {
+                    return Err(format!(
+                        "mean must be between 0 and {top} tokens (got {mean})"
+                    ));
                 }
-                if !(stddev.is_finite() && stddev >= 0.0) {
-                    return Err(format!("stddev must be ≥ 0 (got {stddev})"));
+                if !(stddev.is_finite() && (0.0..=top).contains(&stddev)) {
+                    return Err(format!(
+                        "stddev must be between 0 and {top} tokens (got {stddev})"
+                    ));
                 }
                 let min = self.min.unwrap_or(1);
-                let max = self.max.unwrap_or(u32::MAX);
+                let max = self.max.unwrap_or(TOKENS_MAX);
                 positive(min, "min")?;
                 if max < min {
                     return Err(format!("max ({max}) is below min ({min})"));
@@ -193,6 +202,10 @@ impl RawDist {
 fn positive(v: u32, name: &str) -> Result<(), String> {
     if v == 0 {
         Err(format!("`{name}` must be at least 1 token"))
+    } else if v > TOKENS_MAX {
+        Err(format!(
+            "`{name}` must be at most {TOKENS_MAX} tokens (got {v})"
+        ))
     } else {
         Ok(())
     }
@@ -207,10 +220,9 @@ impl<'de> Deserialize<'de> for LengthDist {
                 f.write_str("a token count (integer ≥ 1) or a table like { dist = \"uniform\", min = 64, max = 256 }")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<LengthDist, E> {
-                if v < 1 || v > u32::MAX as i64 {
+                if v < 1 || v > TOKENS_MAX as i64 {
                     return Err(E::custom(format!(
-                        "a token count must be between 1 and {} (got {v})",
-                        u32::MAX
+                        "a token count must be between 1 and {TOKENS_MAX} (got {v})"
                     )));
                 }
                 Ok(LengthDist::Fixed { value: v as u32 })

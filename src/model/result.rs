@@ -61,8 +61,12 @@ pub struct RunResult {
     pub prompt_salt: Option<String>,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
-    /// False when the run was interrupted (Ctrl-C) before its plan was through.
+    /// False when the run was interrupted (Ctrl-C) before its plan was through, or failed.
     pub complete: bool,
+    /// Why the run failed, when bench's own code did (a caught panic): the run is then
+    /// incomplete, and exits 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     pub summary: Summary,
     /// Figures from the server's own Prometheus metrics (absent when not scraped).
     #[serde(default)]

@@ -74,10 +74,14 @@ impl Session {
             let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
             crate::out!("\nwrote {}", names.join(", "));
         }
-        if !run.complete {
-            eprintln!(
+        match (&run.failure, run.complete) {
+            (Some(why), _) => eprintln!(
+                "error: the run failed ({why}); what it measured was written with complete: false"
+            ),
+            (None, false) => eprintln!(
                 "error: the run was interrupted; partial results were written with complete: false"
-            );
+            ),
+            _ => {}
         }
         Ok(run)
     }
@@ -136,6 +140,7 @@ impl Session {
             started_at,
             ended_at,
             complete: data.complete(),
+            failure: data.failure.clone(),
             summary,
             server_metrics,
             histograms: hists.encode()?,

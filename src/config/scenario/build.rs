@@ -3,7 +3,7 @@
 
 use super::raw::{RawRequest, RawScenario, RawSlo};
 use super::Ctx;
-use crate::config::values::check_endpoint;
+use crate::config::values::{check_endpoint, in_range, in_range_u64, limits};
 use crate::error::ScenarioError;
 use crate::model::scenario::*;
 use std::path::Path;
@@ -146,12 +146,9 @@ pub(super) fn positive_secs(
 ) -> Result<f64, ScenarioError> {
     match v {
         None => Ok(default),
-        Some(s) if s.get_ref().is_finite() && *s.get_ref() > 0.0 => Ok(*s.get_ref()),
-        Some(s) => Err(ctx.at(
-            s.span(),
-            field,
-            format!("must be a positive number of seconds (got {})", s.get_ref()),
-        )),
+        Some(s) => in_range(*s.get_ref(), limits::TIMEOUT_S, " s")
+            .map(|_| *s.get_ref())
+            .map_err(|m| ctx.at(s.span(), field, m)),
     }
 }
 
@@ -172,19 +169,12 @@ const TRAFFIC_FIELDS: &[&str] = &[
 
 fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
     if let Some(m) = &r.max_tokens {
-        if *m.get_ref() == 0 {
-            return Err(ctx.at(m.span(), "request.max_tokens", "must be at least 1"));
-        }
+        in_range_u64(*m.get_ref() as u64, 1, limits::TOKENS_MAX as u64)
+            .map_err(|e| ctx.at(m.span(), "request.max_tokens", e))?;
     }
     if let Some(t) = &r.temperature {
-        let t_val = *t.get_ref();
-        if !(t_val.is_finite() && t_val >= 0.0) {
-            return Err(ctx.at(
-                t.span(),
-                "request.temperature",
-                format!("must be ≥ 0 (got {t_val})"),
-            ));
-        }
+        in_range(*t.get_ref(), limits::TEMPERATURE, "")
+            .map_err(|m| ctx.at(t.span(), "request.temperature", m))?;
     }
     let timeout_s = positive_secs(ctx, &r.timeout_s, "request.timeout_s", 600.0)?;
     let first_token_timeout_s = positive_secs(
@@ -244,15 +234,9 @@ fn slo(ctx: &Ctx, s: RawSlo) -> Result<Slo, ScenarioError> {
     let one = |v: Option<Spanned<f64>>, name: &str| -> Result<Option<f64>, ScenarioError> {
         match v {
             None => Ok(None),
-            Some(x) if x.get_ref().is_finite() && *x.get_ref() > 0.0 => Ok(Some(x.into_inner())),
-            Some(x) => Err(ctx.at(
-                x.span(),
-                &format!("slo.{name}"),
-                format!(
-                    "must be a positive number of milliseconds (got {})",
-                    x.get_ref()
-                ),
-            )),
+            Some(x) => in_range(*x.get_ref(), limits::SLO_MS, " ms")
+                .map(|_| Some(*x.get_ref()))
+                .map_err(|m| ctx.at(x.span(), &format!("slo.{name}"), m)),
         }
     };
     Ok(Slo {

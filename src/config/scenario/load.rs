@@ -2,7 +2,9 @@
 
 use super::raw::RawLoad;
 use super::Ctx;
-use crate::config::values::{check_concurrency, check_rate, parse_duration};
+use crate::config::values::{
+    check_concurrency, check_rate, check_requests, check_warmup, in_range, limits, parse_duration,
+};
 use crate::error::ScenarioError;
 use crate::model::scenario::*;
 use toml::Spanned;
@@ -38,9 +40,7 @@ pub(super) fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioE
                         return Err(ctx.at(b.span(), "load.burstiness", "applies only with arrival = \"gamma\""));
                     }
                     let v = *b.get_ref();
-                    if !(v.is_finite() && v > 0.0) {
-                        return Err(ctx.at(b.span(), "load.burstiness", format!("must be > 0 (got {v})")));
-                    }
+                    in_range(v, limits::BURSTINESS, "").map_err(|m| ctx.at(b.span(), "load.burstiness", m))?;
                     v
                 }
             };
@@ -65,6 +65,10 @@ pub(super) fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioE
         if *r.get_ref() == 0 {
             return Err(ctx.at(r.span(), "load.requests", "must be at least 1"));
         }
+        check_requests(*r.get_ref()).map_err(|m| ctx.at(r.span(), "load.requests", m))?;
+    }
+    if let Some(w) = &l.warmup {
+        check_warmup(*w.get_ref()).map_err(|m| ctx.at(w.span(), "load.warmup", m))?;
     }
     let requests = l.requests.map(Spanned::into_inner);
     if requests.is_none() && duration_s.is_none() {
@@ -78,6 +82,6 @@ pub(super) fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioE
         mode,
         requests,
         duration_s,
-        warmup: l.warmup.unwrap_or(0),
+        warmup: l.warmup.map_or(0, Spanned::into_inner),
     })
 }

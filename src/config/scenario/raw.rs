@@ -77,7 +77,7 @@ pub struct RawLoad {
     pub max_concurrency: Option<Spanned<u32>>,
     pub requests: Option<Spanned<u64>>,
     pub duration: Option<Spanned<String>>,
-    pub warmup: Option<u64>,
+    pub warmup: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -145,3 +145,64 @@ fn a_name_that_escapes_results_is_refused_at_its_line() {
     )
     .is_ok());
 }
+
+#[test]
+fn values_that_crashed_or_exhausted_a_run_are_refused_with_their_range() {
+    // Each was accepted by validate, then panicked (exit 101), hid a panic, or tried to
+    // allocate without bound once the run started.
+    let cases: &[(&str, &str, &str)] = &[
+        ("rate = 5.0", "rate = 5e-324", "load.rate"),
+        (
+            "requests = 10",
+            "requests = 10\nduration = \"18446744073709551615s\"",
+            "load.duration",
+        ),
+        (
+            "requests = 10",
+            "requests = 18446744073709551615",
+            "load.requests",
+        ),
+        (
+            "input_tokens = { dist = \"uniform\", min = 10, max = 20 }",
+            "input_tokens = 1000000000",
+            "workload.input_tokens",
+        ),
+        (
+            "input_tokens = { dist = \"uniform\", min = 10, max = 20 }",
+            "input_tokens = { dist = \"lognormal\", mean = 1e308, stddev = 1 }",
+            "workload.input_tokens",
+        ),
+        (
+            "[workload]",
+            "[request]\ntimeout_s = 1e308\n\n[workload]",
+            "request.timeout_s",
+        ),
+        (
+            "arrival = \"gamma\"",
+            "arrival = \"gamma\"\nmax_concurrency = 1000000000",
+            "load.max_concurrency",
+        ),
+    ];
+    for (from, to, field) in cases {
+        let e = err(&GOOD.replace(from, to));
+        assert!(
+            e.contains(&format!("field `{field}`")) && e.starts_with("x.toml:"),
+            "{to}: {e}"
+        );
+        assert!(
+            e.contains("between") || e.contains("at most") || e.contains("not a duration"),
+            "{to}: {e}"
+        );
+    }
+    let closed = GOOD.replace(
+        "rate = 5.0\narrival = \"gamma\"\nburstiness = 0.5",
+        "concurrency = 1000000000",
+    );
+    assert!(
+        err(&closed).contains("field `load.concurrency`: must be at least 1 and at most 100000")
+    );
+    let shared = "name = \"t\"\n[workload]\ntype = \"shared_prefix\"\nprefixes = 1000000000\nprefix_tokens = 8\nsuffix_tokens = 4\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 1\n";
+    assert!(
+        err(shared).contains("field `workload.prefixes`: must be at least 1 and at most 100000")
+    );
+}

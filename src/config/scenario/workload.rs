@@ -2,6 +2,7 @@
 
 use super::raw::{RawLengths, RawWorkload};
 use super::Ctx;
+use crate::config::values::{in_range_u64, limits};
 use crate::error::ScenarioError;
 use crate::model::dataset::Dataset;
 use crate::model::scenario::*;
@@ -90,15 +91,27 @@ pub(super) fn workload(
         },
         WorkloadKind::SharedPrefix => {
             let prefixes = w.prefixes.ok_or_else(|| missing("prefixes"))?;
-            if *prefixes.get_ref() == 0 {
-                return Err(ctx.at(prefixes.span(), "workload.prefixes", "must be at least 1"));
-            }
+            in_range_u64(*prefixes.get_ref() as u64, 1, limits::PREFIXES_MAX as u64)
+                .map_err(|m| ctx.at(prefixes.span(), "workload.prefixes", m))?;
             let prefix_tokens = w.prefix_tokens.ok_or_else(|| missing("prefix_tokens"))?;
-            if *prefix_tokens.get_ref() == 0 {
+            in_range_u64(
+                *prefix_tokens.get_ref() as u64,
+                1,
+                limits::TOKENS_MAX as u64,
+            )
+            .map_err(|m| ctx.at(prefix_tokens.span(), "workload.prefix_tokens", m))?;
+            // Every prefix's text is built before the run: bound all of it.
+            let total = *prefixes.get_ref() as u64 * *prefix_tokens.get_ref() as u64;
+            if total > limits::PREFIX_TOKENS_TOTAL_MAX {
                 return Err(ctx.at(
-                    prefix_tokens.span(),
-                    "workload.prefix_tokens",
-                    "must be at least 1",
+                    prefixes.span(),
+                    "workload.prefixes",
+                    format!(
+                        "{} prefixes of {} tokens are {total} tokens of shared text; at most {} fit in a plan",
+                        prefixes.get_ref(),
+                        prefix_tokens.get_ref(),
+                        limits::PREFIX_TOKENS_TOTAL_MAX
+                    ),
                 ));
             }
             Workload::SharedPrefix {

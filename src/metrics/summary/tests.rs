@@ -15,6 +15,7 @@ fn data(records: Vec<RequestRecord>) -> RunData {
         not_sent: 0,
         peak_concurrency: 4,
         interrupted: false,
+        failure: None,
         run_start: tokio::time::Instant::now(),
         wall: Duration::from_secs(1),
     }
