@@ -32,6 +32,7 @@ pub fn record(index: u64, outcome: Outcome) -> RequestRecord {
         prompt_tokens: Some(100),
         output_tokens: 10,
         output_tokens_from_usage: true,
+        usage_rejected: false,
         max_tokens: 10,
         input_tokens_target: None,
         content_chunks: 10,

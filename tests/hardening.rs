@@ -107,3 +107,63 @@ fn credentials_in_the_endpoint_url_are_never_stored() {
         );
     }
 }
+
+/// `bench run` of `load` against `cfg`'s server; exit code, stderr and run.json (if written).
+fn run(
+    cfg: Config,
+    load: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, Option<serde_json::Value>) {
+    let (addr, _log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", load);
+    let out = dir.path().join("out");
+    let o = bench()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    let run = std::fs::read(out.join("run.json"))
+        .ok()
+        .map(|b| serde_json::from_slice(&b).unwrap());
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        run,
+    )
+}
+
+#[test]
+fn a_server_reporting_u64_max_tokens_is_an_anomaly_not_a_sum() {
+    let mut cfg = Config::default();
+    cfg.faults.insert(1, Fault::AbsurdUsage);
+    cfg.faults.insert(3, Fault::AbsurdUsage);
+    let (code, stderr, run) = run(cfg, "concurrency = 1\nrequests = 6", &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let t = &run.unwrap()["summary"]["tokens"];
+    // Before the fix, u64::MAX + u64::MAX + … wrapped (or panicked in a debug build).
+    assert_eq!(t["usage_rejected"], 2, "{t}");
+    assert_eq!(
+        t["output_tokens"],
+        6 * 8,
+        "absurd counts fall back to the 8 chunks: {t}"
+    );
+    assert_eq!(t["usage_missing"], 2, "{t}");
+}
+
+#[test]
+fn a_request_count_near_u64_max_is_refused_not_wrapped() {
+    // Before the fix, u64::MAX requests + 2 warmup wrapped to 1 request and exited 0.
+    let (code, stderr, run) = run(
+        Config::default(),
+        "concurrency = 1\nrequests = 3\nwarmup = 2",
+        &["--requests", "18446744073709551615"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--requests"), "{stderr}");
+    assert!(run.is_none(), "nothing is run");
+}

@@ -51,6 +51,7 @@ impl Sender for FakeServer {
                     prompt_tokens: Some(1),
                     output_tokens: 1,
                     output_tokens_from_usage: true,
+                    usage_rejected: false,
                     max_tokens: spec.max_tokens,
                     input_tokens_target: spec.input_tokens_target,
                     content_chunks: 1,

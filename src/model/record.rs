@@ -123,6 +123,10 @@ pub struct RequestRecord {
     pub output_tokens: u64,
     /// False when `output_tokens` is the chunk-count fallback.
     pub output_tokens_from_usage: bool,
+    /// The server reported an absurd usage count (above [`crate::model::wire::USAGE_TOKENS_MAX`]);
+    /// it was dropped, and the chunk count stands in for the output.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_rejected: bool,
     /// The `max_tokens` asked for.
     pub max_tokens: u32,
     /// Prompt tokens the synthetic prompt was built to have (approximate: words ≈ tokens).

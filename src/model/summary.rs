@@ -63,6 +63,10 @@ pub struct Tokens {
     pub output_tokens: u64,
     /// Successful requests whose server sent no usage (output counted as chunks).
     pub usage_missing: u64,
+    /// Successful requests whose server sent an absurd usage count (> 10⁸ tokens): dropped,
+    /// output counted as chunks. Included in `usage_missing`.
+    #[serde(default)]
+    pub usage_rejected: u64,
     /// Successful requests with usage whose output length ≠ max_tokens although ignore_eos
     /// was asked (0 when ignore_eos is off: lengths are then the model's choice).
     pub output_len_mismatch: u64,

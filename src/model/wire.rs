@@ -32,7 +32,25 @@ pub struct Usage {
     pub total_tokens: Option<u64>,
 }
 
+/// A usage count above this is a server bug, not a number: no model has a context within
+/// orders of magnitude of it. The client drops such a count, counts the request as
+/// `usage_rejected` and falls back to the chunk count (so sums cannot wrap or explode).
+pub const USAGE_TOKENS_MAX: u64 = 100_000_000;
+
 impl Usage {
+    /// The counts a client may use: each absurd count becomes `None`; `true` when any was.
+    pub fn vetted(self) -> (Usage, bool) {
+        let ok = |v: Option<u64>| v.filter(|n| *n <= USAGE_TOKENS_MAX);
+        let vetted = Usage {
+            prompt_tokens: ok(self.prompt_tokens),
+            completion_tokens: ok(self.completion_tokens),
+            total_tokens: self.total_tokens.and_then(|t| ok(Some(t))),
+        };
+        let rejected = vetted.prompt_tokens != self.prompt_tokens
+            || vetted.completion_tokens != self.completion_tokens;
+        (vetted, rejected)
+    }
+
     pub fn new(prompt: u64, completion: u64) -> Usage {
         Usage {
             prompt_tokens: Some(prompt),

@@ -81,6 +81,8 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
             r.output_tokens.to_string(),
             if r.output_tokens_from_usage {
                 "usage"
+            } else if r.usage_rejected {
+                "chunks_usage_rejected"
             } else {
                 "chunks"
             }
@@ -232,6 +234,12 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
             "requests",
             s.tokens.usage_missing.to_string(),
             "no usage from the server: output counted as chunks",
+        ),
+        (
+            "usage_rejected",
+            "requests",
+            s.tokens.usage_rejected.to_string(),
+            "absurd usage count (> 1e8 tokens) dropped: output counted as chunks",
         ),
     ]
     .into_iter()

@@ -67,6 +67,13 @@ pub fn render(run: &RunResult) -> String {
         "  tokens: {} prompt (server usage), {} output; {} with output ≠ max_tokens; {} without usage",
         tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
     );
+    if tk.usage_rejected > 0 {
+        let _ = writeln!(
+            o,
+            "  usage anomaly: {} successful requests reported a usage count above 1e8 tokens; dropped, their output counted as chunks",
+            tk.usage_rejected
+        );
+    }
     if let Some(e) = tk.prompt_length_error_pct {
         let how = if run.prompt_lengths.starts_with("calibrated") {
             "calibrated with a tokenizer"

@@ -29,6 +29,8 @@ pub enum Fault {
     Stall,
     /// Stream normally but send no usage chunk.
     NoUsage,
+    /// Report `u64::MAX` prompt and completion tokens in the usage chunk.
+    AbsurdUsage,
     /// A `data:` line that is not JSON, after one token.
     Malformed,
     /// An error object inside the stream after one token.
@@ -232,7 +234,10 @@ fn respond(
             tx.send(sse(&h.text(" tok"))).await?;
         }
         tx.send(sse(&h.finish("length"))).await?;
-        if fault != Some(Fault::NoUsage) {
+        if fault == Some(Fault::AbsurdUsage) {
+            tx.send(sse(&h.usage(Usage::new(u64::MAX, u64::MAX))))
+                .await?;
+        } else if fault != Some(Fault::NoUsage) {
             tx.send(sse(&h.usage(Usage::new(prompt_tokens, n as u64))))
                 .await?;
         }

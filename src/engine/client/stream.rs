@@ -253,7 +253,11 @@ impl HttpSender {
         };
 
         let since = |t: Instant| us(t.saturating_duration_since(ctx.intended));
-        let (out_tokens, from_usage) = match p.usage.and_then(|u| u.completion_tokens) {
+        let (usage, usage_rejected) = match p.usage.map(Usage::vetted) {
+            Some((u, rejected)) => (Some(u), rejected),
+            None => (None, false),
+        };
+        let (out_tokens, from_usage) = match usage.and_then(|u| u.completion_tokens) {
             Some(n) => (n, true),
             None => (p.chunks as u64, false),
         };
@@ -280,9 +284,10 @@ impl HttpSender {
             ttft_us,
             e2e_us,
             tpot_us,
-            prompt_tokens: p.usage.and_then(|u| u.prompt_tokens),
+            prompt_tokens: usage.and_then(|u| u.prompt_tokens),
             output_tokens: out_tokens,
             output_tokens_from_usage: from_usage,
+            usage_rejected,
             max_tokens: spec.max_tokens,
             input_tokens_target: spec.input_tokens_target,
             content_chunks: p.chunks,

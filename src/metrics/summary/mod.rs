@@ -148,9 +148,10 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
     };
 
     let tokens = Tokens {
-        prompt_tokens: ok.iter().filter_map(|r| r.prompt_tokens).sum(),
-        output_tokens: ok.iter().map(|r| r.output_tokens).sum(),
+        prompt_tokens: saturating_sum(ok.iter().filter_map(|r| r.prompt_tokens)),
+        output_tokens: saturating_sum(ok.iter().map(|r| r.output_tokens)),
         usage_missing: ok.iter().filter(|r| !r.output_tokens_from_usage).count() as u64,
+        usage_rejected: ok.iter().filter(|r| r.usage_rejected).count() as u64,
         prompt_length_error_pct: {
             let e: Vec<f64> = ok
                 .iter()
@@ -181,7 +182,7 @@ pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histo
         window_s,
         request_rps: per_s(ok.len() as f64),
         output_tps: per_s(tokens.output_tokens as f64),
-        total_tps: per_s((tokens.output_tokens + tokens.prompt_tokens) as f64),
+        total_tps: per_s(tokens.output_tokens.saturating_add(tokens.prompt_tokens) as f64),
         goodput_rps: good.map(|g| per_s(g as f64)),
         goodput_requests: good,
         peak_concurrency: data.peak_concurrency,
@@ -236,3 +237,8 @@ pub fn latency_summary(m: Latency, sample: &Sample) -> LatencySummary {
 
 #[cfg(test)]
 mod tests;
+
+/// Token sums cannot wrap: counts are vetted at the client, and a sum saturates regardless.
+fn saturating_sum(it: impl Iterator<Item = u64>) -> u64 {
+    it.fold(0u64, u64::saturating_add)
+}
