@@ -167,3 +167,89 @@ fn a_request_count_near_u64_max_is_refused_not_wrapped() {
     assert!(stderr.contains("--requests"), "{stderr}");
     assert!(run.is_none(), "nothing is run");
 }
+
+#[test]
+fn a_well_typed_but_corrupt_baseline_is_an_error_not_a_verdict() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 4");
+    let baselines = dir.path().join("baselines");
+    let o = bench()
+        .arg("baseline")
+        .arg(&scenario)
+        .args(["--repeat", "2", "--baselines"])
+        .arg(&baselines)
+        .arg("--out")
+        .arg(dir.path().join("runs"))
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let file = baselines.join("e2e/main.json");
+    let pristine: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let sent_before = log.received.lock().unwrap().len();
+
+    type Corrupt = fn(&mut serde_json::Value);
+    let cases: [(&str, Corrupt); 8] = [
+        ("TTFT of 0 µs", |b| {
+            for r in b["repetitions"][1]["requests"].as_array_mut().unwrap() {
+                r["ttft_us"] = 0.into();
+            }
+        }),
+        ("latency above a day", |b| {
+            b["repetitions"][0]["requests"][1]["ttft_us"] = u64::MAX.into();
+        }),
+        ("holds no measured requests", |b| {
+            b["repetitions"][1]["requests"] = serde_json::json!([]);
+        }),
+        ("`e2e_us` histogram that is corrupt", |b| {
+            b["repetitions"][0]["histograms"]["e2e_us"] = "not base64!".into();
+        }),
+        ("is incomplete", |b| {
+            b["repetitions"][1]["complete"] = false.into();
+        }),
+        ("says ok = 4 but holds 3", |b| {
+            b["repetitions"][0]["requests"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        }),
+        ("time window of 0 s", |b| {
+            b["repetitions"][0]["summary"]["throughput"]["window_s"] = 0.0.into();
+        }),
+        ("has schema_version \"1\"", |b| {
+            b["schema_version"] = "1".into();
+        }),
+    ];
+    for (want, corrupt) in cases {
+        let mut b = pristine.clone();
+        corrupt(&mut b);
+        std::fs::write(&file, serde_json::to_vec(&b).unwrap()).unwrap();
+        let o = bench()
+            .arg("compare")
+            .arg(&scenario)
+            .args(["--repeat", "1", "--baselines"])
+            .arg(&baselines)
+            .arg("--out")
+            .arg(dir.path().join("cmp"))
+            .env("CI", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want), "`{want}` not named: {err}");
+        assert!(err.contains("--force"), "the fix is named: {err}");
+        assert!(!err.contains("Some(") && !err.contains("None"), "{err}");
+    }
+    assert_eq!(
+        log.received.lock().unwrap().len(),
+        sent_before,
+        "a corrupt baseline stops compare before it sends anything"
+    );
+}

@@ -22,7 +22,13 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         return Err(BenchError::usage("--repeat must be at least 1"));
     }
     let stored = match &args.against {
-        Some(p) => Baseline::from_run(p, RunResult::load(p)?)?,
+        Some(p) => {
+            let run = RunResult::load(p)?;
+            store::check_reference(&run).map_err(|m| {
+                BenchError::Runtime(format!("--against {}: the run {m}", p.display()))
+            })?;
+            Baseline::from_run(p, run)?
+        }
         None => store::load(&store::path(
             &args.baselines,
             &spec.scenario.name,

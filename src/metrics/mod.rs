@@ -1,7 +1,9 @@
 //! Records → numbers: the one quantile estimator ([`quantile`]), the run's summary
 //! ([`summary`]: counts, tokens, throughput, latency distributions) and what the server's own
-//! Prometheus metrics say ([`server`]).
+//! Prometheus metrics say ([`server`]), and whether a stored run is whole and self-consistent
+//! ([`consistency`]) before the gate takes it as a reference.
 
+pub mod consistency;
 pub mod quantile;
 pub mod server;
 pub mod summary;

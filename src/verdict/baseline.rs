@@ -4,10 +4,13 @@
 //! per-request values and histograms), so the gate can measure run-to-run noise and not only
 //! the noise within one run. The file is pretty-printed JSON with a `schema_version`; it is
 //! written atomically and never overwritten without `--force`. A file that does not parse, has
-//! another schema version or is not a baseline is an error (exit 2), never an empty pass.
+//! another schema version or is not a baseline is an error (exit 2), never an empty pass; so
+//! is one whose repetitions are partial or inconsistent ([`check_reference`]).
 
 use crate::error::BenchError;
+use crate::metrics::consistency;
 use crate::model::baseline::{Baseline, BASELINE_SCHEMA, KIND};
+use crate::model::result::RunResult;
 use crate::output::write_atomic;
 use std::path::{Path, PathBuf};
 
@@ -28,11 +31,16 @@ pub fn load(path: &Path) -> Result<Baseline, BenchError> {
             "is not a bench baseline (no \"kind\": \"bench-baseline\")".into(),
         ));
     }
-    match v.get("schema_version").and_then(|s| s.as_u64()) {
-        Some(n) if n == BASELINE_SCHEMA as u64 => {}
-        other => {
+    match v.get("schema_version") {
+        Some(n) if n.as_u64() == Some(BASELINE_SCHEMA as u64) => {}
+        Some(n) => {
             return Err(bad(format!(
-                "has schema_version {other:?}; this bench reads {BASELINE_SCHEMA}"
+                "has schema_version {n}; this bench reads {BASELINE_SCHEMA} — re-record it with this bench (`bench baseline --force`)"
+            )))
+        }
+        None => {
+            return Err(bad(format!(
+                "has no schema_version; this bench reads {BASELINE_SCHEMA} — re-record it with `bench baseline --force`"
             )))
         }
     }
@@ -51,7 +59,25 @@ pub fn load(path: &Path) -> Result<Baseline, BenchError> {
             r.run_id
         )));
     }
+    for (i, r) in b.repetitions.iter().enumerate() {
+        check_reference(r)
+            .map_err(|m| bad(format!("repetition {} (run {}) {m}", i + 1, r.run_id)))?;
+    }
     Ok(b)
+}
+
+/// A run taken as a reference (a baseline repetition, `compare --against RUN.json`) must be
+/// whole and self-consistent ([`consistency::problems`]); otherwise the error names what is
+/// wrong and the fix.
+pub fn check_reference(r: &RunResult) -> Result<(), String> {
+    let p = consistency::problems(r);
+    if p.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}; a corrupt or partial reference cannot be judged against — re-record it with `bench baseline --force` (or restore the file from version control)",
+        p.join("; ")
+    ))
 }
 
 /// Writes `b` atomically; an existing file is replaced only with `force`.

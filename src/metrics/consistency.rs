@@ -1,0 +1,219 @@
+//! Is a stored run whole and self-consistent? A baseline is a file anyone can edit, and a bad
+//! merge, a hand fix or a crash can leave one well-typed but impossible: all TTFTs 0, a TTFT of
+//! `u64::MAX`, counts that contradict the records, a histogram that does not decode. The gate
+//! must never turn such a file into a verdict, so every run it reads as a reference passes
+//! these checks first; the first few problems are named, each with what was found.
+
+use super::summary::{histogram, per_request_us};
+use crate::model::hist;
+use crate::model::metric::Latency;
+use crate::model::record::{Outcome, RequestRecord};
+use crate::model::result::RunResult;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// No latency of a real request is longer than a day (µs); a larger one is corruption.
+pub const LATENCY_MAX_US: u64 = 86_400_000_000;
+
+/// Problems shown at most; the rest are counted.
+const SHOWN: usize = 4;
+
+/// Every way `run` is not a whole, self-consistent run (empty when it is).
+pub fn problems(run: &RunResult) -> Vec<String> {
+    let mut p = Vec::new();
+    if !run.complete {
+        p.push(match &run.failure {
+            Some(f) => format!("is incomplete: the run failed ({f})"),
+            None => "is incomplete (`complete: false`: it was interrupted)".to_string(),
+        });
+    }
+    let measured: Vec<&RequestRecord> = run.requests.iter().filter(|r| !r.warmup).collect();
+    if measured.is_empty() {
+        p.push("holds no measured requests".into());
+        return p;
+    }
+    counts(run, &measured, &mut p);
+    latencies(&measured, &mut p);
+    let w = run.summary.throughput.window_s;
+    if !(w.is_finite() && w > 0.0) {
+        p.push(format!(
+            "has a measured time window of {w} s (it must be a positive number of seconds)"
+        ));
+    }
+    histograms(run, &mut p);
+    p
+}
+
+/// The summary's counts must be the records' counts.
+fn counts(run: &RunResult, measured: &[&RequestRecord], p: &mut Vec<String>) {
+    let c = &run.summary.counts;
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut ok, mut aborted) = (0u64, 0u64);
+    for r in measured {
+        match r.outcome {
+            Outcome::Ok => ok += 1,
+            Outcome::Aborted => aborted += 1,
+            o => *errors.entry(o.name()).or_insert(0) += 1,
+        }
+    }
+    let warmup = (run.requests.len() - measured.len()) as u64;
+    let pairs = [
+        ("sent", c.sent, measured.len() as u64),
+        ("warmup", c.warmup, warmup),
+        ("ok", c.ok, ok),
+        ("aborted", c.aborted, aborted),
+    ];
+    for (name, said, found) in pairs {
+        if said != found {
+            p.push(format!(
+                "says {name} = {said} but holds {found} such request records"
+            ));
+        }
+    }
+    if c.errors != errors {
+        p.push(format!(
+            "says errors {:?} but its records hold {:?}",
+            c.errors, errors
+        ));
+    }
+    let indices: BTreeSet<u64> = run.requests.iter().map(|r| r.index).collect();
+    if indices.len() != run.requests.len() {
+        p.push(format!(
+            "holds {} request records but only {} distinct indices",
+            run.requests.len(),
+            indices.len()
+        ));
+    }
+    if ok == 0 {
+        p.push("has no successful measured request: there is no latency to compare against".into());
+    }
+}
+
+/// Successful requests have positive, finite, ordered latencies under a day.
+fn latencies(measured: &[&RequestRecord], p: &mut Vec<String>) {
+    let mut bad: Vec<String> = Vec::new();
+    for r in measured.iter().filter(|r| r.outcome.is_ok()) {
+        let why = match (r.ttft_us, r.e2e_us) {
+            (None, _) | (_, None) => Some("has no TTFT or E2E".to_string()),
+            (Some(0), _) => Some("has a TTFT of 0 µs".to_string()),
+            (Some(t), Some(e)) if t > LATENCY_MAX_US || e > LATENCY_MAX_US => Some(format!(
+                "has a latency above a day (TTFT {t} µs, E2E {e} µs)"
+            )),
+            (Some(t), Some(e)) if e < t => Some(format!(
+                "ends before its first token (TTFT {t} µs > E2E {e} µs)"
+            )),
+            _ => match r.tpot_us {
+                Some(v) if !(v.is_finite() && (0.0..=LATENCY_MAX_US as f64).contains(&v)) => {
+                    Some(format!("has TPOT {v} µs"))
+                }
+                _ if r.end_us < r.intended_us => {
+                    Some("ends before it was meant to be sent".to_string())
+                }
+                _ => None,
+            },
+        };
+        if let Some(why) = why {
+            bad.push(format!("request {} {why}", r.index));
+        }
+    }
+    if !bad.is_empty() {
+        let more = bad.len().saturating_sub(SHOWN);
+        bad.truncate(SHOWN);
+        let tail = if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        };
+        p.push(format!(
+            "holds impossible latencies: {}{tail}",
+            bad.join("; ")
+        ));
+    }
+}
+
+/// Every stored histogram decodes, and those of the gated latencies hold the records' values.
+fn histograms(run: &RunResult, p: &mut Vec<String>) {
+    for (key, text) in &run.histograms {
+        let h = match hist::decode(text) {
+            Ok(h) => h,
+            Err(e) => {
+                p.push(format!("has a `{key}` histogram that is corrupt ({e})"));
+                continue;
+            }
+        };
+        if let Some(m) = Latency::GATED.into_iter().find(|m| m.hist_key() == key) {
+            let want = histogram(&run.requests, m).len();
+            if h.len() != want {
+                p.push(format!(
+                    "has a `{key}` histogram of {} values but {want} successful requests with a {}",
+                    h.len(),
+                    m.name()
+                ));
+            }
+        }
+    }
+    for m in Latency::GATED {
+        let has_values = run
+            .requests
+            .iter()
+            .any(|r| !r.warmup && r.outcome.is_ok() && per_request_us(r, m).is_some());
+        if has_values && !run.histograms.contains_key(m.hist_key()) {
+            p.push(format!("has no `{}` histogram", m.hist_key()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{record, run_of, scenario};
+
+    fn good() -> RunResult {
+        let records = (0..6)
+            .map(|i| RequestRecord {
+                ttft_us: Some(20_000 + i * 100),
+                e2e_us: Some(60_000 + i * 100),
+                tpot_us: Some(5_000.0),
+                end_us: 100_000 + i * 10_000,
+                ..record(i, Outcome::Ok)
+            })
+            .collect();
+        run_of(records, scenario(""), 1)
+    }
+
+    #[test]
+    fn a_whole_run_has_no_problems() {
+        assert_eq!(problems(&good()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_corruption_is_named() {
+        type Corrupt = fn(&mut RunResult);
+        let cases: Vec<(&str, Corrupt)> = vec![
+            ("incomplete", |r| r.complete = false),
+            ("TTFT of 0", |r| {
+                r.requests.iter_mut().for_each(|q| q.ttft_us = Some(0))
+            }),
+            ("above a day", |r| r.requests[2].ttft_us = Some(u64::MAX)),
+            ("no measured requests", |r| r.requests.clear()),
+            ("says ok = 6 but holds 5", |r| {
+                r.requests.pop();
+            }),
+            ("histogram that is corrupt", |r| {
+                r.histograms.insert("ttft_us".into(), "!!".into());
+            }),
+            ("time window of 0 s", |r| {
+                r.summary.throughput.window_s = 0.0
+            }),
+            ("TPOT NaN", |r| r.requests[1].tpot_us = Some(f64::NAN)),
+            ("histogram of 6 values but 5", |r| {
+                r.requests[0].ttft_us = None
+            }),
+        ];
+        for (want, corrupt) in cases {
+            let mut r = good();
+            corrupt(&mut r);
+            let got = problems(&r).join(" | ");
+            assert!(got.contains(want), "`{want}` not in: {got}");
+        }
+    }
+}
