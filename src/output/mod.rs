@@ -60,7 +60,10 @@ pub fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, BenchError> {
         .map_err(|e| BenchError::Runtime(format!("cannot encode JSON: {e}")))
 }
 
-/// Writes `bytes` to `path` atomically (temp file + fsync + rename).
+/// Writes `bytes` to `path` atomically: a temp file `.NAME.tmp-PID` beside it, fsync, rename,
+/// then fsync of the directory so the rename itself survives a power cut. Temp files a killed
+/// writer left for the same name (their process gone) are removed first, so `kill -9` inside
+/// the write window leaves no debris that accumulates.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     let err = |source| BenchError::Write {
         path: path.to_path_buf(),
@@ -75,17 +78,61 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    remove_stale_temps(dir, &name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        sync_dir(dir)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(err)
+}
+
+/// Removes `.NAME.tmp-PID` files in `dir` whose writer is gone. A writer is alive while
+/// `/proc/PID` exists; where there is no `/proc`, a temp file older than an hour is stale.
+fn remove_stale_temps(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let have_proc = Path::new("/proc/self").exists();
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let stale = if pid == std::process::id() {
+            true
+        } else if have_proc {
+            !Path::new("/proc").join(pid.to_string()).exists()
+        } else {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > 3600)
+        };
+        if stale {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Makes a rename in `dir` durable (a no-op where directories cannot be opened, e.g. Windows).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// Appends `bytes` to a file another program owns (`$GITHUB_STEP_SUMMARY`), creating it.

@@ -231,3 +231,29 @@ fn plan_and_selftest_renderers() {
     };
     insta::assert_snapshot!("diagnosis_finding", diagnose::render(&run(), &[f]));
 }
+
+#[test]
+fn crash_debris_of_a_killed_writer_is_removed_on_the_next_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("main.json");
+    // What `kill -9` inside the write window left: temp files of processes now gone (PIDs
+    // above the kernel's maximum cannot be alive), one of a live process (PID 1 is always
+    // alive: it may be writing right now) and one for another file.
+    let dead = [".main.json.tmp-4194399", ".main.json.tmp-4194400"];
+    for f in dead {
+        std::fs::write(dir.path().join(f), b"{partial").unwrap();
+    }
+    std::fs::write(dir.path().join(".main.json.tmp-1"), b"{").unwrap();
+    std::fs::write(dir.path().join(".other.json.tmp-4194399"), b"{").unwrap();
+    write_atomic(&path, b"{}").unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [".main.json.tmp-1", ".other.json.tmp-4194399", "main.json"]
+    );
+}
