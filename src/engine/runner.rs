@@ -13,9 +13,10 @@
 //! caught, recorded as the run's `failure`, and stops the run like a stop does: the run is
 //! then incomplete and the failure says why, never a quiet run with requests missing.
 //!
-//! Stopping: the `stop` token (Ctrl-C) ends dispatch at once; requests already sent get `grace`
-//! to finish, then the rest are aborted (outcome `aborted`) and the partial run is returned
-//! marked incomplete. Requests still waiting for a slot when stop arrives were never sent and
+//! Stopping: [`Stop::requests`] (the first Ctrl-C or SIGTERM) ends dispatch at once; requests
+//! already sent get `grace` to finish, then the rest are aborted (outcome `aborted`) and the
+//! partial run is returned marked incomplete; [`Stop::in_flight`] (a second signal) ends the
+//! grace at once. Requests still waiting for a slot when stop arrives were never sent and
 //! are counted as `not_sent`.
 
 use crate::error::BenchError;
@@ -33,6 +34,26 @@ use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
+
+/// How a run is told to stop: no new requests, then (at once, or when the grace runs out)
+/// abort those in flight.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    /// Dispatch ends; requests in flight get the grace period.
+    pub requests: CancellationToken,
+    /// The grace ends now: requests in flight are aborted.
+    pub in_flight: CancellationToken,
+}
+
+impl From<CancellationToken> for Stop {
+    /// A stop with a grace period that only its own clock ends.
+    fn from(requests: CancellationToken) -> Stop {
+        Stop {
+            requests,
+            in_flight: CancellationToken::new(),
+        }
+    }
+}
 
 /// Timing context handed to a sender for one request.
 #[derive(Debug, Clone)]
@@ -226,9 +247,13 @@ pub async fn run<S: Sender>(
     sender: Arc<S>,
     plan: &Plan,
     grace: Duration,
-    stop: CancellationToken,
+    stop: impl Into<Stop>,
     observe: impl FnMut(&RequestRecord),
 ) -> Result<RunData, BenchError> {
+    let Stop {
+        requests: stop,
+        in_flight: hurry,
+    } = stop.into();
     let run_start = Instant::now();
     let (tx, rx) = mpsc::unbounded_channel::<Sent>();
     let counters = Arc::new(Counters::default());
@@ -258,7 +283,7 @@ pub async fn run<S: Sender>(
     let abort = shared.abort.clone();
     // Only the tasks hold senders now; the channel closes when the last one finishes.
     drop(shared);
-    let (records, itl) = collect(rx, &stop, &abort, grace, observe).await;
+    let (records, itl) = collect(rx, [&stop, &hurry], &abort, grace, observe).await;
     for h in handles {
         let _ = h.await;
     }
@@ -374,7 +399,7 @@ fn release_closed<S: Sender>(
 /// it runs out, requests still in flight are aborted.
 async fn collect(
     mut rx: mpsc::UnboundedReceiver<Sent>,
-    stop: &CancellationToken,
+    [stop, hurry]: [&CancellationToken; 2],
     abort: &CancellationToken,
     grace: Duration,
     mut observe: impl FnMut(&RequestRecord),
@@ -401,6 +426,10 @@ async fn collect(
                 grace_end = Some(Instant::now() + grace);
             }
             _ = async { sleep_until(grace_end.unwrap_or_else(Instant::now)).await }, if grace_end.is_some() && !abort.is_cancelled() => {
+                abort.cancel();
+            }
+            _ = hurry.cancelled(), if !abort.is_cancelled() => {
+                stop.cancel();
                 abort.cancel();
             }
         }

@@ -12,11 +12,12 @@
 pub mod environment;
 pub mod progress;
 pub mod prompts;
+pub mod signals;
 
 use crate::config::run::RunSpec;
 use crate::engine::client::target::public;
 use crate::engine::client::{list_models, server_version, HttpSender, Target};
-use crate::engine::runner;
+use crate::engine::runner::{self, Stop};
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
 use crate::metrics::summary::summarize;
@@ -28,6 +29,7 @@ use crate::plan::Plan;
 use crate::sim::http::{ServeConfig, SimServer};
 use chrono::Utc;
 use progress::Progress;
+use signals::Signals;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,7 +69,9 @@ impl Session {
     /// prints the summary table. An interrupted run is returned with `complete: false` after
     /// saying so.
     pub async fn run_to(&self, out: &Path, show: bool) -> Result<RunResult, BenchError> {
-        let run = self.run(ctrl_c_token(self.spec.grace)).await?;
+        let signals = Signals::listen(self.spec.grace);
+        let run = self.run(signals.stop()).await?;
+        drop(signals);
         let files = output::write_run_dir(out, &run)?;
         if show {
             crate::out_text!("{}", output::table::render(&run));
@@ -92,7 +96,7 @@ impl Session {
     }
 
     /// Runs once and builds the result (no files written).
-    pub async fn run(&self, stop: CancellationToken) -> Result<RunResult, BenchError> {
+    pub async fn run(&self, stop: impl Into<Stop>) -> Result<RunResult, BenchError> {
         let spec = &self.spec;
         let s = &spec.scenario;
         let conn = self.connect().await?;
@@ -237,20 +241,4 @@ fn public_scenario(s: &Scenario) -> Scenario {
     s.endpoint = s.endpoint.as_deref().map(public);
     s.server_metrics.url = s.server_metrics.url.as_deref().map(public);
     s
-}
-
-/// A stop token cancelled by Ctrl-C, with the message saying what happens next.
-pub fn ctrl_c_token(grace: Duration) -> CancellationToken {
-    let stop = CancellationToken::new();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "\ninterrupted: no new requests; waiting up to {:.1} s for those in flight, then writing the partial run",
-                grace.as_secs_f64()
-            );
-            s.cancel();
-        }
-    });
-    stop
 }

@@ -1,0 +1,134 @@
+//! Ctrl-C and SIGTERM stop a run the same way. SIGTERM is what CI runners and Kubernetes send
+//! on cancel, so it must keep the partial run just as Ctrl-C does: the first signal ends
+//! dispatch and gives requests in flight the grace period, after which the partial run is
+//! written (`complete: false`, exit 2); a second signal ends the grace at once; a third exits
+//! immediately without writing (for a run stuck past both). One listener serves the process,
+//! routing each signal to the run under way.
+
+use crate::engine::runner::Stop;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+
+/// The run signals go to now, if any, and its grace.
+static CURRENT: Mutex<Option<(Stop, Duration)>> = Mutex::new(None);
+/// The one listener (per runtime: re-installed if the runtime it ran on has ended).
+static LISTENER: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+
+/// Routes stop signals to one run while it lives; dropping it stops routing them there. A
+/// signal that arrives while no run is under way (between two repetitions) ends the process
+/// at once, exit 2: nothing is in flight, and every finished run is already written.
+pub struct Signals {
+    stop: Stop,
+}
+
+impl Signals {
+    pub fn listen(grace: Duration) -> Signals {
+        let stop = Stop::default();
+        if let Ok(mut l) = LISTENER.lock() {
+            if l.as_ref().is_none_or(|h| h.is_finished()) {
+                // Registered here, before the run starts, so no early signal is missed.
+                let mut incoming = Incoming::new();
+                *l = Some(tokio::spawn(async move {
+                    loop {
+                        let name = incoming.next().await;
+                        route(name);
+                    }
+                }));
+            }
+        }
+        if let Ok(mut c) = CURRENT.lock() {
+            *c = Some((stop.clone(), grace));
+        }
+        Signals { stop }
+    }
+
+    /// The stop the run obeys.
+    pub fn stop(&self) -> Stop {
+        self.stop.clone()
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        if let Ok(mut c) = CURRENT.lock() {
+            *c = None;
+        }
+    }
+}
+
+/// One signal: the first stops dispatch, the second the grace, the third the process.
+fn route(name: &str) {
+    let current = CURRENT.lock().ok().and_then(|c| c.clone());
+    match current {
+        None => {
+            eprintln!("\n{name}: no run under way; exiting");
+            std::process::exit(2);
+        }
+        Some((s, grace)) if !s.requests.is_cancelled() => {
+            eprintln!(
+                "\n{name}: no new requests; waiting up to {:.1} s for those in flight, then writing the partial run (signal again to stop waiting)",
+                grace.as_secs_f64()
+            );
+            s.requests.cancel();
+        }
+        Some((s, _)) if !s.in_flight.is_cancelled() => {
+            eprintln!(
+                "\n{name} again: aborting requests in flight and writing the partial run now"
+            );
+            s.in_flight.cancel();
+        }
+        Some(_) => {
+            eprintln!("\n{name} a third time: exiting without writing");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Ctrl-C and SIGTERM as they arrive (registered once, so none is missed between two waits).
+struct Incoming {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Incoming {
+    fn new() -> Incoming {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Incoming {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Incoming {}
+    }
+
+    /// Waits for the next Ctrl-C or SIGTERM and names it.
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+                let got = match s {
+                    Some(s) => s.recv().await.is_some(),
+                    None => false,
+                };
+                if !got {
+                    std::future::pending::<()>().await
+                }
+            }
+            tokio::select! {
+                _ = recv(&mut self.int) => "interrupted (Ctrl-C)",
+                _ = recv(&mut self.term) => "terminated (SIGTERM)",
+            }
+        }
+        #[cfg(not(unix))]
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => "interrupted (Ctrl-C)",
+            Err(_) => std::future::pending().await,
+        }
+    }
+}

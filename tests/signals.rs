@@ -1,0 +1,154 @@
+//! SIGTERM (what CI runners and Kubernetes send on cancel) stops a run like Ctrl-C: the
+//! partial run is written, marked incomplete, exit 2; a second signal ends the grace at once.
+//! Before the fix SIGTERM killed `bench` with no run.json at all.
+#![cfg(unix)]
+
+mod common;
+
+use common::{Config, Fault, Log};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Starts `bench run` of `load` (timeouts long enough that only a signal ends a stalled
+/// request), returning the child and its output directory.
+fn start(
+    dir: &Path,
+    addr: std::net::SocketAddr,
+    load: &str,
+    grace: &str,
+) -> (Child, std::path::PathBuf) {
+    let scenario = common::scenario(dir, addr, "", load);
+    let text = std::fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("first_token_timeout_s = 0.5", "first_token_timeout_s = 120")
+        .replace("timeout_s = 5", "timeout_s = 240");
+    std::fs::write(&scenario, text).unwrap();
+    let out = dir.join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["-q", "--grace", grace])
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, out)
+}
+
+/// Waits until the server has received `n` requests (the run is under way).
+fn wait_for_requests(log: &Log, n: usize) {
+    let until = Instant::now() + Duration::from_secs(60);
+    while log
+        .received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.path.contains("completions"))
+        .count()
+        < n
+    {
+        assert!(Instant::now() < until, "the run never sent {n} requests");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sigterm(child: &Child) {
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+/// Waits for the child (killing it after a minute, which fails the test rather than hang it).
+fn finish(mut child: Child) -> (Option<i32>, String) {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code(), err);
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("bench did not end within a minute of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn run_json(out: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(out.join("run.json")).expect("a partial run.json is written");
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn sigterm_keeps_the_partial_run_like_ctrl_c() {
+    let cfg = Config {
+        token_gap: Duration::from_millis(30),
+        ..Config::default()
+    };
+    let (addr, log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let (child, out) = start(dir.path(), addr, "concurrency = 2\nrequests = 200", "30");
+    wait_for_requests(&log, 4);
+    sigterm(&child);
+    let (code, err) = finish(child);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("terminated (SIGTERM)"), "{err}");
+    let run = run_json(&out);
+    assert_eq!(run["complete"], false);
+    let c = &run["summary"]["counts"];
+    let errors: u64 = c["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    let (sent, ok, aborted) = (
+        c["sent"].as_u64().unwrap(),
+        c["ok"].as_u64().unwrap(),
+        c["aborted"].as_u64().unwrap(),
+    );
+    assert_eq!(sent, ok + errors + aborted, "{c}");
+    assert!(ok >= 2, "requests in flight finished within the grace: {c}");
+    assert!(c["not_sent"].as_u64().unwrap() > 0, "{c}");
+}
+
+#[test]
+fn a_second_signal_ends_the_grace_at_once() {
+    // Every request stalls (30 s before its first token) and the grace is 10 minutes: only
+    // the second signal can end this run within the test's minute.
+    let mut cfg = Config::default();
+    for i in 0..4 {
+        cfg.faults.insert(i, Fault::Stall);
+    }
+    let (addr, log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let (child, out) = start(dir.path(), addr, "concurrency = 2\nrequests = 4", "600");
+    wait_for_requests(&log, 2);
+    sigterm(&child);
+    std::thread::sleep(Duration::from_millis(300));
+    sigterm(&child);
+    let (code, err) = finish(child);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("SIGTERM) again"), "{err}");
+    let run = run_json(&out);
+    assert_eq!(run["complete"], false);
+    assert_eq!(
+        run["summary"]["counts"]["aborted"], 2,
+        "{}",
+        run["summary"]["counts"]
+    );
+}
