@@ -253,3 +253,34 @@ fn a_well_typed_but_corrupt_baseline_is_an_error_not_a_verdict() {
         "a corrupt baseline stops compare before it sends anything"
     );
 }
+
+#[test]
+fn a_json_reply_and_an_oversized_event_are_named_not_called_broken_streams() {
+    let mut cfg = Config::default();
+    cfg.faults.insert(1, Fault::JsonReply);
+    cfg.faults.insert(3, Fault::HugeEvent(6 << 20));
+    let (code, stderr, run) = run(cfg, "concurrency = 1\nrequests = 5", &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = run.unwrap();
+    let c = &run["summary"]["counts"];
+    assert_eq!(c["ok"], 3, "{c}");
+    assert_eq!(c["errors"]["not_streamed"], 1, "{c}");
+    assert_eq!(c["errors"]["malformed_chunk"], 1, "{c}");
+    let errors: Vec<&str> = run["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["error"].as_str())
+        .collect();
+    // Before the fix: "the stream ended without [DONE] or a finish reason".
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("`application/json`, not an event stream")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("exceeded 4 MiB")),
+        "{errors:?}"
+    );
+}

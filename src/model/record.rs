@@ -22,8 +22,11 @@ pub enum Outcome {
     Http(u16),
     /// The connection or body failed, or the stream ended with no `[DONE]` and no finish reason.
     StreamBroken,
-    /// A `data:` payload that is neither JSON nor `[DONE]`.
+    /// A `data:` payload that is neither JSON nor `[DONE]`, or an event larger than 4 MiB.
     MalformedChunk,
+    /// A 2xx reply that was not an event stream (`application/json`: the server answered the
+    /// whole completion at once, ignoring `stream: true`), so no token can be timed.
+    NotStreamed,
     /// The server sent an error object (or an `event: error`) inside the stream.
     ServerError,
     /// The stream finished cleanly but carried no generated text.
@@ -42,6 +45,7 @@ impl Outcome {
             Outcome::Http(code) => format!("http_{code}"),
             Outcome::StreamBroken => "stream_broken".into(),
             Outcome::MalformedChunk => "malformed_chunk".into(),
+            Outcome::NotStreamed => "not_streamed".into(),
             Outcome::ServerError => "server_error".into(),
             Outcome::EmptyOutput => "empty_output".into(),
             Outcome::Aborted => "aborted".into(),
@@ -56,6 +60,7 @@ impl Outcome {
             "timeout_total" => Outcome::TimeoutTotal,
             "stream_broken" => Outcome::StreamBroken,
             "malformed_chunk" => Outcome::MalformedChunk,
+            "not_streamed" => Outcome::NotStreamed,
             "server_error" => Outcome::ServerError,
             "empty_output" => Outcome::EmptyOutput,
             "aborted" => Outcome::Aborted,

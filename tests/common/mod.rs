@@ -31,6 +31,10 @@ pub enum Fault {
     NoUsage,
     /// Report `u64::MAX` prompt and completion tokens in the usage chunk.
     AbsurdUsage,
+    /// Answer 200 with `application/json` (a whole completion), ignoring `stream: true`.
+    JsonReply,
+    /// After the role chunk, one `data:` line of this many bytes, in 64 KiB writes.
+    HugeEvent(usize),
     /// A `data:` line that is not JSON, after one token.
     Malformed,
     /// An error object inside the stream after one token.
@@ -191,6 +195,14 @@ fn respond(
             );
             return (StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response();
         }
+        Some(Fault::JsonReply) => {
+            let reply = serde_json::json!({
+                "id": "x", "object": "chat.completion", "model": "test-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}
+            });
+            return (StatusCode::OK, Json(reply)).into_response();
+        }
         Some(Fault::EchoAuth) => {
             let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());
             return (StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response();
@@ -210,6 +222,14 @@ fn respond(
         }
         if fault == Some(Fault::Stall) {
             tokio::time::sleep(Duration::from_secs(30)).await;
+        }
+        if let Some(Fault::HugeEvent(n)) = fault {
+            tx.send(Bytes::from_static(b"data: ")).await?;
+            let piece = Bytes::from(vec![b'x'; 64 << 10]);
+            for _ in 0..n.div_ceil(64 << 10) {
+                tx.send(piece.clone()).await?;
+            }
+            tx.send(Bytes::from_static(b"\n\n")).await?;
         }
         tokio::time::sleep(cfg.first_token_delay).await;
         let n = match fault {

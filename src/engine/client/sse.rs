@@ -6,10 +6,19 @@
 //! a leading BOM is skipped. Bytes are buffered until a line is complete, so events split
 //! across reads and multi-byte UTF-8 characters split across reads both come out whole.
 //!
+//! Linear in the bytes received: a partial line pending across reads is only appended to, and
+//! each new read is searched for a line end once (re-scanning the pending line on every read
+//! made a 10 MB line cost seconds of CPU). An event larger than [`MAX_EVENT_BYTES`] stops the
+//! decoder ([`SseDecoder::oversized`]); the client counts that request as `malformed_chunk`.
+//!
 //! Why not the `eventsource-stream` crate: it converts every read to a `String` and re-copies
 //! the remaining buffer after each line (`split_off`), which is quadratic in the number of
 //! events per read — and under load a single read holds hundreds of events. This decoder
 //! scans each byte once and drains the buffer once per read.
+
+/// The largest event (pending line plus joined data) the decoder holds: a token stream's
+/// events are a few hundred bytes, so anything near this is a broken or hostile server.
+pub const MAX_EVENT_BYTES: usize = 4 << 20;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +44,11 @@ pub struct SseDecoder {
     /// The previous read ended in CR: a leading LF in the next read belongs to it.
     skip_lf: bool,
     started: bool,
+    /// An event outgrew [`MAX_EVENT_BYTES`]; nothing more is decoded.
+    oversized: bool,
+    /// Bytes searched for a line end (tests check that decoding is linear).
+    #[cfg(test)]
+    examined: usize,
 }
 
 impl SseDecoder {
@@ -57,35 +71,76 @@ impl SseDecoder {
                 bytes = &bytes[1..];
             }
         }
-        if self.buf.is_empty() {
-            // The common case: no partial line pending, so scan the read in place and keep only
-            // its unfinished tail.
-            let used = self.scan(bytes, out);
-            self.buf.extend_from_slice(&bytes[used..]);
-        } else {
-            self.buf.extend_from_slice(bytes);
-            let buf = std::mem::take(&mut self.buf);
-            let used = self.scan(&buf, out);
-            self.buf = buf;
-            self.buf.drain(..used);
+        if self.oversized {
+            return;
         }
+        if !self.buf.is_empty() {
+            // A line is pending: look for its end in the new bytes only.
+            #[cfg(test)]
+            {
+                self.examined += bytes
+                    .iter()
+                    .take_while(|&&c| c != b'\n' && c != b'\r')
+                    .count();
+            }
+            let Some(end) = bytes.iter().position(|&c| c == b'\n' || c == b'\r') else {
+                self.buf.extend_from_slice(bytes);
+                self.check_size();
+                return;
+            };
+            self.buf.extend_from_slice(&bytes[..end]);
+            let next = self.line_end(bytes, end);
+            let line = std::mem::take(&mut self.buf);
+            self.line(&line, out);
+            self.buf = line;
+            self.buf.clear();
+            bytes = &bytes[next..];
+        }
+        // No partial line pending: scan the read in place and keep only its unfinished tail.
+        let used = self.scan(bytes, out);
+        self.buf.extend_from_slice(&bytes[used..]);
+        self.check_size();
+    }
+
+    /// Whether an event outgrew [`MAX_EVENT_BYTES`] (the stream is then not decoded further).
+    pub fn oversized(&self) -> bool {
+        self.oversized
+    }
+
+    fn check_size(&mut self) {
+        if self.buf.len() + self.data.len() > MAX_EVENT_BYTES {
+            self.oversized = true;
+            self.buf = Vec::new();
+            self.data = Vec::new();
+        }
+    }
+
+    /// The index after the line terminator at `data[end]` (CR, LF or CRLF; a CR that ends the
+    /// read may have its LF in the next one).
+    fn line_end(&mut self, data: &[u8], end: usize) -> usize {
+        let mut next = end + 1;
+        if data[end] == b'\r' {
+            if next < data.len() {
+                if data[next] == b'\n' {
+                    next += 1;
+                }
+            } else {
+                self.skip_lf = true;
+            }
+        }
+        next
     }
 
     /// Processes every complete line of `data`; returns how many bytes that consumed.
     fn scan(&mut self, data: &[u8], out: &mut Vec<SseEvent>) -> usize {
         let mut start = 0;
+        #[cfg(test)]
+        {
+            self.examined += data.len();
+        }
         while let Some(off) = data[start..].iter().position(|&c| c == b'\n' || c == b'\r') {
             let end = start + off;
-            let mut next = end + 1;
-            if data[end] == b'\r' {
-                if next < data.len() {
-                    if data[next] == b'\n' {
-                        next += 1;
-                    }
-                } else {
-                    self.skip_lf = true;
-                }
-            }
+            let next = self.line_end(data, end);
             self.line(&data[start..end], out);
             start = next;
         }
@@ -96,6 +151,9 @@ impl SseDecoder {
     /// that close right after the last `data:` line are common), and an unterminated last
     /// line is processed first.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if self.oversized {
+            return;
+        }
         if !self.buf.is_empty() {
             let line = std::mem::take(&mut self.buf);
             self.line(&line, out);
@@ -214,6 +272,43 @@ mod tests {
     fn bom_and_empty_data_lines() {
         let ev = decode(&[b"\xEF\xBB\xBFdata: a\n\ndata\n\n\n\n"]);
         assert_eq!(data(&ev), ["a", ""]);
+    }
+
+    #[test]
+    fn a_long_line_in_many_reads_is_decoded_whole() {
+        let text = "x".repeat(300_000);
+        let s = format!("data: {text}\n\ndata: [DONE]\n\n");
+        let reads: Vec<&[u8]> = s.as_bytes().chunks(1000).collect();
+        assert_eq!(decode(&reads), decode(&[s.as_bytes()]));
+        assert_eq!(data(&decode(&reads))[0].len(), 300_000);
+        // Linear: each byte is searched for a line end about once (before the fix the pending
+        // line was searched again on every read: 300 reads × 150 kB on average).
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        for r in &reads {
+            d.feed(r, &mut out);
+        }
+        assert!(
+            d.examined <= 2 * s.len(),
+            "{} bytes searched for {}",
+            d.examined,
+            s.len()
+        );
+    }
+
+    #[test]
+    fn an_event_over_the_cap_stops_the_decoder() {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        d.feed(b"data: ok\n\ndata: ", &mut out);
+        let block = vec![b'a'; 1 << 20];
+        for _ in 0..5 {
+            d.feed(&block, &mut out);
+        }
+        d.feed(b"\n\ndata: late\n\n", &mut out);
+        d.finish(&mut out);
+        assert!(d.oversized());
+        assert_eq!(data(&out), ["ok"], "nothing after the oversized event");
     }
 
     #[test]

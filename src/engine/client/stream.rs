@@ -3,7 +3,7 @@
 //! does. TTFT, E2E and TPOT are computed here from the *intended* send time.
 
 use super::openai::{interpret, request_body, truncate};
-use super::sse::{SseDecoder, SseEvent};
+use super::sse::{SseDecoder, SseEvent, MAX_EVENT_BYTES};
 use super::{error_chain, http_client, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
@@ -200,6 +200,23 @@ impl HttpSender {
                     .unwrap_or_else(|| text.trim().to_string());
                 break 'run (Outcome::Http(status.as_u16()), Some(msg));
             }
+            let json = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| {
+                    t.trim_start()
+                        .to_ascii_lowercase()
+                        .starts_with("application/json")
+                });
+            if json {
+                break 'run (
+                    Outcome::NotStreamed,
+                    Some(format!(
+                        "the server answered {status} with `application/json`, not an event stream: it sent the whole completion at once (ignoring `stream: true`), so no token can be timed; check the endpoint and that the server supports streaming"
+                    )),
+                );
+            }
             let mut stream = resp.bytes_stream();
             let mut decoder = SseDecoder::new();
             let mut events = Vec::new();
@@ -229,6 +246,15 @@ impl HttpSender {
                     }
                     Some(Ok(bytes)) => decoder.feed(&bytes, &mut events),
                     None => decoder.finish(&mut events),
+                }
+                if decoder.oversized() {
+                    break 'run (
+                        Outcome::MalformedChunk,
+                        Some(format!(
+                            "an event of the stream exceeded {} MiB (a token stream's events are a few hundred bytes)",
+                            MAX_EVENT_BYTES >> 20
+                        )),
+                    );
                 }
                 if let Err((o, m)) = p.events(&mut events, at) {
                     break 'run (o, Some(m));
