@@ -284,3 +284,22 @@ fn a_json_reply_and_an_oversized_event_are_named_not_called_broken_streams() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn a_429s_retry_after_is_recorded() {
+    let mut cfg = Config::default();
+    cfg.faults.insert(2, Fault::Status(429));
+    let (code, stderr, run) = run(cfg, "concurrency = 1\nrequests = 3", &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = run.unwrap();
+    let r = run["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["outcome"] == "http_429")
+        .expect("the 429 is recorded");
+    assert_eq!(
+        r["error"], "Retry-After: 7; injected 429 Too Many Requests",
+        "{r}"
+    );
+}

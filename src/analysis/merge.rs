@@ -71,7 +71,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         {
             let h = hist::decode(h).map_err(|e| bad(format!("{}: {e}", r.run_id)))?;
             itl.add(&h)
-                .map_err(|e| bad(format!("{}: ITL histograms do not add ({e:?})", r.run_id)))?;
+                .map_err(|e| bad(format!("{}: ITL histograms do not add ({e})", r.run_id)))?;
         }
         planned = match (planned, r.summary.counts.planned) {
             (Some(a), Some(b)) => Some(a + b),

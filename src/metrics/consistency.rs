@@ -70,9 +70,18 @@ fn counts(run: &RunResult, measured: &[&RequestRecord], p: &mut Vec<String>) {
         }
     }
     if c.errors != errors {
+        let show = |m: &BTreeMap<String, u64>| {
+            let v: Vec<String> = m.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
         p.push(format!(
-            "says errors {:?} but its records hold {:?}",
-            c.errors, errors
+            "says errors {} but its records hold {}",
+            show(&c.errors),
+            show(&errors)
         ));
     }
     let indices: BTreeSet<u64> = run.requests.iter().map(|r| r.index).collect();

@@ -29,7 +29,7 @@ pub fn encode(h: &Histogram<u64>) -> Result<String, String> {
     let mut buf = Vec::new();
     V2DeflateSerializer::new()
         .serialize(h, &mut buf)
-        .map_err(|e| format!("cannot serialize histogram: {e:?}"))?;
+        .map_err(|e| format!("cannot serialize histogram: {e}"))?;
     Ok(base64::engine::general_purpose::STANDARD.encode(buf))
 }
 
@@ -39,7 +39,7 @@ pub fn decode(s: &str) -> Result<Histogram<u64>, String> {
         .map_err(|e| format!("histogram is not base64: {e}"))?;
     let mut h: Histogram<u64> = Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        .map_err(|e| format!("histogram does not decode: {e}"))?;
     h.auto(true);
     Ok(h)
 }

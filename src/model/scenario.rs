@@ -30,6 +30,14 @@ impl Api {
             Api::Completions => "completions",
         }
     }
+
+    /// As a scenario spells it (`api = "chat"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Completions => "completions",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +61,17 @@ pub enum Arrival {
     /// Gamma gaps, shape = burstiness, scale = 1/(rate·burstiness) (vLLM's definition):
     /// burstiness 1 is Poisson, < 1 burstier, > 1 more regular.
     Gamma,
+}
+
+impl Arrival {
+    /// As a scenario spells it (`arrival = "poisson"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Poisson => "poisson",
+            Arrival::Constant => "constant",
+            Arrival::Gamma => "gamma",
+        }
+    }
 }
 
 /// Whether synthetic prompts start with words unique to the run (`[workload] salt`).

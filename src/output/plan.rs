@@ -14,7 +14,7 @@ pub fn describe(s: &Scenario) -> String {
             burstiness,
             max_concurrency,
         } => {
-            let mut d = format!("open loop, {rate_rps} req/s {arrival:?}");
+            let mut d = format!("open loop, {rate_rps} req/s {}", arrival.name());
             if *arrival == Arrival::Gamma {
                 d.push_str(&format!(" (burstiness {burstiness})"));
             }
@@ -37,8 +37,11 @@ pub fn describe(s: &Scenario) -> String {
         Workload::Dataset { .. } => "dataset",
     };
     format!(
-        "{} ({kind}, {:?} API): {load}; {bound} + {} warmup; seed {}",
-        s.name, s.api, s.load.warmup, s.seed
+        "{} ({kind}, {} API): {load}; {bound} + {} warmup; seed {}",
+        s.name,
+        s.api.name(),
+        s.load.warmup,
+        s.seed
     )
 }
 
@@ -79,7 +82,7 @@ pub fn render(plan: &Plan) -> String {
             arrival,
             max_concurrency,
         } => {
-            let _ = write!(o, "  open loop, {arrival:?} at {rate_rps} req/s");
+            let _ = write!(o, "  open loop, {} at {rate_rps} req/s", arrival.name());
             if let Some(m) = max_concurrency {
                 let _ = write!(o, ", at most {m} in flight (waiting counts as queue time)");
             }

@@ -18,8 +18,10 @@ pub fn render(run: &RunResult) -> String {
     let _ = writeln!(o, "bench run {} — {state}", run.scenario_name);
     let _ = writeln!(
         o,
-        "  endpoint {}  model {}  api {:?}",
-        run.endpoint, run.model, run.api
+        "  endpoint {}  model {}  api {}",
+        run.endpoint,
+        run.model,
+        run.api.name()
     );
     for line in vars_lines(&run.vars) {
         let _ = writeln!(o, "  {line}");
@@ -188,7 +190,7 @@ mod tests {
         run.vars = [("quant".to_string(), "int8".to_string())].into();
         let expected = "\
 bench run demo — complete
-  endpoint http://127.0.0.1:1/v1  model m  api Chat
+  endpoint http://127.0.0.1:1/v1  model m  api chat
   vars quant=int8
   requests: 4 sent, 3 ok, 1 errors (http_503 1), 0 aborted; 0 warmup excluded
   throughput: 56.60 req/s, 566.0 output tok/s, 6226.4 total tok/s over 0.05 s; peak concurrency 2; goodput 56.60 req/s (3 of 3 met the SLOs)

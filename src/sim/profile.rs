@@ -212,6 +212,26 @@ impl SimOptions {
             v.parse::<u64>()
                 .map_err(|_| format!("`{key}` needs a whole number (got `{v}`)"))
         };
+        // A whole number within `lo..=hi`: out of range is an error, never silently clamped.
+        let int = |lo: u64, hi: u64| -> Result<u32, String> {
+            let n = u()?;
+            if (lo..=hi).contains(&n) {
+                Ok(n as u32)
+            } else {
+                Err(format!("`{key}` must be between {lo} and {hi} (got {n})"))
+            }
+        };
+        // Milliseconds, at most a day.
+        let ms = || -> Result<f64, String> {
+            let x = f("milliseconds")?;
+            if x <= 86_400_000.0 {
+                Ok(x)
+            } else {
+                Err(format!(
+                    "`{key}` must be at most 86400000 ms, a day (got {x})"
+                ))
+            }
+        };
         let onoff = || -> Result<bool, String> {
             match v {
                 "on" | "true" | "1" | "yes" => Ok(true),
@@ -246,23 +266,23 @@ impl SimOptions {
                 }
             }
             "params_b" => self.params_b = positive(f("billions of parameters")?)?,
-            "layers" => self.layers = u()?.max(1) as u32,
-            "hidden" => self.hidden = u()?.max(1) as u32,
-            "kv_heads" => self.kv_heads = u()?.max(1) as u32,
-            "head_dim" => self.head_dim = u()?.max(1) as u32,
+            "layers" => self.layers = int(1, 10_000)?,
+            "hidden" => self.hidden = int(1, 1_000_000)?,
+            "kv_heads" => self.kv_heads = int(1, 100_000)?,
+            "head_dim" => self.head_dim = int(1, 100_000)?,
             "tflops" => self.tflops = positive(f("TFLOP/s")?)?,
             "memory_gb" => self.memory_gb = positive(f("GB")?)?,
             "bandwidth_gbs" => self.bandwidth_gbs = positive(f("GB/s")?)?,
             "link_gbs" => self.link_gbs = positive(f("GB/s")?)?,
             "mfu" => self.mfu = positive(rate()?)?,
             "bw_eff" => self.bw_eff = positive(rate()?)?,
-            "step_overhead_ms" => self.step_overhead_ms = f("milliseconds")?,
-            "max_num_seqs" => self.max_num_seqs = u()?.max(1) as u32,
-            "max_num_batched_tokens" => self.max_num_batched_tokens = u()?.max(1) as u32,
+            "step_overhead_ms" => self.step_overhead_ms = ms()?,
+            "max_num_seqs" => self.max_num_seqs = int(1, 1_000_000)?,
+            "max_num_batched_tokens" => self.max_num_batched_tokens = int(1, 100_000_000)?,
             "gpu_memory_utilization" => self.gpu_memory_utilization = positive(rate()?)?,
             "kv_capacity_tokens" => self.kv_capacity_tokens = u()?,
-            "block_size" => self.block_size = u()?.max(1) as u32,
-            "max_model_len" => self.max_model_len = u()?.max(1) as u32,
+            "block_size" => self.block_size = int(1, 65_536)?,
+            "max_model_len" => self.max_model_len = int(1, 100_000_000)?,
             "prefix_cache" => self.prefix_cache = onoff()?,
             "chunked_prefill" => self.chunked_prefill = onoff()?,
             "quant" => self.quant = quant()?,
@@ -271,7 +291,7 @@ impl SimOptions {
                 self.spec = match v {
                     "off" | "0" => 0,
                     "on" => 3,
-                    _ => u()?.min(16) as u32,
+                    _ => int(0, 16)?,
                 }
             }
             "spec_alpha" => self.spec_alpha = rate()?,
@@ -283,17 +303,17 @@ impl SimOptions {
                     _ => return Err(format!("`draft_quant` is `same` or `none` (got `{v}`)")),
                 }
             }
-            "tp" => self.tp = u()?.clamp(1, 64) as u32,
+            "tp" => self.tp = int(1, 64)?,
             "seed" => self.seed = u()?,
-            "eos_mean_tokens" => self.eos_mean_tokens = u()?.max(1) as u32,
+            "eos_mean_tokens" => self.eos_mean_tokens = int(1, 2_000_000)?,
             "fault_500" => self.fault_500 = rate()?,
             "fault_429" => self.fault_429 = rate()?,
             "fault_503" => self.fault_503 = rate()?,
             "fault_stall" => self.fault_stall = rate()?,
-            "stall_ms" => self.stall_ms = f("milliseconds")?,
+            "stall_ms" => self.stall_ms = ms()?,
             "fault_disconnect" => self.fault_disconnect = rate()?,
             "fault_malformed" => self.fault_malformed = rate()?,
-            "header_delay_ms" => self.header_delay_ms = f("milliseconds")?,
+            "header_delay_ms" => self.header_delay_ms = ms()?,
             other => {
                 let keys: Vec<String> = self.entries().into_iter().map(|(k, _)| k).collect();
                 return Err(format!(
@@ -373,5 +393,22 @@ mod tests {
         assert!(SimOptions::profile("tpu")
             .unwrap_err()
             .contains("small-gpu"));
+    }
+
+    #[test]
+    fn tp_0_and_other_out_of_range_counts_are_errors_not_clamped() {
+        let mut o = SimOptions::profile("small-gpu").unwrap();
+        // Before the fix `tp = 0` silently became 1 and `spec = 99` became 16.
+        for (k, v, range) in [
+            ("tp", "0", "between 1 and 64"),
+            ("spec", "99", "between 0 and 16"),
+            ("max_num_seqs", "0", "between 1 and"),
+            ("block_size", "0", "between 1 and"),
+            ("stall_ms", "1e308", "at most 86400000 ms"),
+        ] {
+            let e = o.set(k, v).unwrap_err();
+            assert!(e.contains(range) && e.contains(k), "{k}={v}: {e}");
+        }
+        assert_eq!(o.tp, 1, "a refused value leaves the option as it was");
     }
 }

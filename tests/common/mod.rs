@@ -185,6 +185,9 @@ fn respond(
         Some(Fault::Status(code)) => {
             let code = StatusCode::from_u16(code).unwrap();
             let body = ErrorBody::new(format!("injected {code}"), code.as_u16());
+            if code == StatusCode::TOO_MANY_REQUESTS {
+                return (code, [("retry-after", "7")], Json(body)).into_response();
+            }
             return (code, Json(body)).into_response();
         }
         Some(Fault::EchoAuthAfter(pad)) => {

@@ -167,6 +167,15 @@ const TRAFFIC_FIELDS: &[&str] = &[
     "n",
 ];
 
+/// A top-level request-body field as engines name them (`cache_prompt`, `top-k`).
+fn is_field_name(n: &str) -> bool {
+    let mut c = n.chars();
+    n.len() <= 64
+        && c.next()
+            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_' || x == '-')
+}
+
 fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
     if let Some(m) = &r.max_tokens {
         in_range_u64(*m.get_ref() as u64, 1, limits::TOKENS_MAX as u64)
@@ -201,8 +210,10 @@ fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
             let span = b.span();
             let names = b.into_inner();
             for (i, n) in names.iter().enumerate() {
-                let why = if n.trim().is_empty() || n.contains('=') {
-                    Some(format!("`{n}` is not a field name"))
+                let why = if !is_field_name(n) {
+                    Some(format!(
+                        "`{n}` is not a field name: a request-body field is a letter or `_`, then letters, digits, `_` or `-` (at most 64)"
+                    ))
                 } else if TRAFFIC_FIELDS.contains(&n.as_str()) {
                     Some(format!(
                         "`{n}` shapes the traffic itself and cannot be a var; change the scenario instead"

@@ -20,11 +20,29 @@ use std::path::Path;
 
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
         path: path.to_path_buf(),
         source,
     })?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| not_utf8(path, e.as_bytes(), e.utf8_error()))?;
     parse(&text, path)
+}
+
+/// A file that is not UTF-8: the line and column of the first bad byte.
+fn not_utf8(path: &Path, bytes: &[u8], e: std::str::Utf8Error) -> ScenarioError {
+    let good = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+    let (line, column) = line_col(good, good.len());
+    ScenarioError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        column,
+        field: None,
+        message: format!(
+            "byte 0x{:02X} is not UTF-8: a scenario file must be UTF-8 text (re-save it as UTF-8)",
+            bytes[e.valid_up_to()]
+        ),
+    }
 }
 
 /// Validates scenario text; `path` is used for messages and to resolve dataset paths.

@@ -60,6 +60,15 @@ fn body_vars_must_be_plain_fields_outside_the_traffic() {
     );
     assert!(err(&with(r#"["a", "a"]"#)).contains("listed twice"));
     assert!(err(&with(r#"[""]"#)).contains("not a field name"));
+    // Before the fix these passed and were sent as JSON keys no engine reads.
+    for bad in [
+        r#"["cache prompt"]"#,
+        r#"["a\"b"]"#,
+        r#"["1st"]"#,
+        r#"["x.y"]"#,
+    ] {
+        assert!(err(&with(bad)).contains("not a field name"), "{bad}");
+    }
 }
 
 #[test]
@@ -205,4 +214,15 @@ fn values_that_crashed_or_exhausted_a_run_are_refused_with_their_range() {
     assert!(
         err(shared).contains("field `workload.prefixes`: must be at least 1 and at most 100000")
     );
+}
+
+#[test]
+fn a_file_that_is_not_utf8_names_the_line_of_the_bad_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("latin1.toml");
+    // "café" in Latin-1 on line 2: before the fix, "stream did not contain valid UTF-8".
+    std::fs::write(&p, b"name = \"t\"\ndescription = \"caf\xE9\"\n").unwrap();
+    let e = load(&p).unwrap_err().to_string();
+    assert!(e.contains("latin1.toml:2:19"), "{e}");
+    assert!(e.contains("0xE9 is not UTF-8"), "{e}");
 }

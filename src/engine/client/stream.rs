@@ -186,6 +186,12 @@ impl HttpSender {
             };
             let status = resp.status();
             if !status.is_success() {
+                // A 429's or 503's Retry-After says when the server wants the client back.
+                let retry_after = resp
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .map(|v| format!("Retry-After: {}; ", v.trim()));
                 let text = match step(&ctx.abort, total_deadline, resp.text()).await {
                     Step::Done(Ok(t)) => t,
                     _ => String::new(),
@@ -198,6 +204,8 @@ impl HttpSender {
                             .or_else(|| v.get("message").map(super::openai::error_text))
                     })
                     .unwrap_or_else(|| text.trim().to_string());
+                // First, so the cut at 300 characters cannot drop it.
+                let msg = retry_after.unwrap_or_default() + &msg;
                 break 'run (Outcome::Http(status.as_u16()), Some(msg));
             }
             let json = resp
