@@ -54,6 +54,9 @@ pub struct Config {
     pub first_token_delay: Duration,
     pub token_gap: Duration,
     pub faults: HashMap<u64, Fault>,
+    /// Request index → the exact reads of its 200 `text/event-stream` body (for fuzzing the
+    /// client with arbitrary bytes); shared, so a test can change them between runs.
+    pub raw: Arc<Mutex<HashMap<u64, Vec<Vec<u8>>>>>,
 }
 
 impl Default for Config {
@@ -62,6 +65,7 @@ impl Default for Config {
             first_token_delay: Duration::from_millis(20),
             token_gap: Duration::from_millis(1),
             faults: HashMap::new(),
+            raw: Arc::default(),
         }
     }
 }
@@ -180,6 +184,19 @@ fn respond(
         body: body.clone(),
         authorization: authorization.clone(),
     });
+    let raw = index.and_then(|i| s.cfg.raw.lock().unwrap().get(&i).cloned());
+    if let Some(reads) = raw {
+        let stream = async_stream(move |tx| async move {
+            for r in reads {
+                tx.send(Bytes::from(r)).await?;
+            }
+            Ok(())
+        });
+        return Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(stream))
+            .unwrap();
+    }
     let fault = index.and_then(|i| s.cfg.faults.get(&i).copied());
     match fault {
         Some(Fault::Status(code)) => {

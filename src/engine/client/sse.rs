@@ -59,11 +59,19 @@ impl SseDecoder {
     /// Feeds one read; complete events are appended to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         let mut bytes = bytes;
-        if !self.started && !bytes.is_empty() {
-            self.started = true;
-            if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()) {
-                bytes = rest;
+        if !self.started {
+            // The BOM may itself arrive split across reads: hold a prefix of it until it is
+            // whole or turns out not to be one.
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            let mut head = std::mem::take(&mut self.buf);
+            head.extend_from_slice(bytes);
+            if head.len() < BOM.len() && BOM.starts_with(&head) {
+                self.buf = head;
+                return;
             }
+            self.started = true;
+            let rest = head.strip_prefix(BOM).unwrap_or(&head);
+            return self.feed(rest, out);
         }
         if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
@@ -266,6 +274,18 @@ mod tests {
         let ev = decode(&[b"data: 1\n\ndata: 2"]);
         assert_eq!(data(&ev), ["1", "2"]);
         assert!(!ev.iter().any(SseEvent::is_done));
+    }
+
+    #[test]
+    fn a_bom_split_across_reads_is_still_skipped() {
+        // Found by tests/fuzz.rs: a first read of only 0xEF left the BOM in the first line.
+        let s: &[u8] = b"\xEF\xBB\xBFdata: a\n\n";
+        assert_eq!(decode(&[&s[..1], &s[1..]]), decode(&[s]));
+        assert_eq!(decode(&[&s[..1], &s[1..2], &s[2..]]), decode(&[s]));
+        assert_eq!(
+            data(&decode(&[b"\xEF", b"data: b\n\n"])),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
