@@ -303,3 +303,44 @@ fn a_429s_retry_after_is_recorded() {
         "{r}"
     );
 }
+
+#[test]
+fn sweep_loads_out_of_range_are_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(
+        dir.path(),
+        "127.0.0.1:9".parse().unwrap(),
+        "",
+        "concurrency = 1\nrequests = 2",
+    );
+    for (flag, value, want) in [
+        (
+            "--rates",
+            "1,1e-310",
+            "--rates: a rate must be a positive number",
+        ),
+        (
+            "--rates",
+            "5e9",
+            "--rates: a rate must be a positive number",
+        ),
+        (
+            "--concurrencies",
+            "1,0",
+            "--concurrencies: a concurrency must be at least 1",
+        ),
+        ("--auto", "4000000000", "at most 1000 load points"),
+    ] {
+        let o = bench()
+            .arg("sweep")
+            .arg(&scenario)
+            .args([flag, value])
+            .arg("--out")
+            .arg(dir.path().join("sweep"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(err.contains(want), "{flag} {value}: {err}");
+    }
+}

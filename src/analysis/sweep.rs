@@ -15,8 +15,8 @@
 //! than 5 % from the previous point while TTFT p50 grew by more than 50 %.
 
 use crate::cli::{RunOpts, SweepArgs};
-use crate::config::kv;
 use crate::config::run::RunSpec;
+use crate::config::{kv, values};
 use crate::error::BenchError;
 use crate::metrics::summary::meets_slo;
 use crate::model::metric::Latency;
@@ -68,12 +68,33 @@ impl SweepPlan {
         } else {
             Vec::new()
         };
-        if series.iter().any(|l| match l {
-            Load::Rate(r) => r.is_nan() || *r <= 0.0,
-            Load::Concurrency(c) => *c == 0,
-        }) {
-            return Err(BenchError::usage("sweep loads must be positive"));
+        for l in &series {
+            let checked = match l {
+                Load::Rate(r) => values::check_rate(*r).map_err(|m| format!("--rates: a rate {m}")),
+                Load::Concurrency(c) => values::check_concurrency(*c)
+                    .map_err(|m| format!("--concurrencies: a concurrency {m}")),
+            };
+            checked.map_err(BenchError::usage)?;
         }
+        if series.len() > 1000 || args.auto.is_some_and(|n| n > 1000) {
+            return Err(BenchError::usage(
+                "a sweep runs at most 1000 load points (--rates, --concurrencies, --auto N)",
+            ));
+        }
+        if !(args.attainment > 0.0 && args.attainment <= 1.0) {
+            return Err(BenchError::usage(format!(
+                "--attainment is a fraction in (0, 1] (got {})",
+                args.attainment
+            )));
+        }
+        if !(args.tolerance > 0.0 && args.tolerance < 1.0) {
+            return Err(BenchError::usage(format!(
+                "--tolerance is a fraction in (0, 1) (got {})",
+                args.tolerance
+            )));
+        }
+        values::check_concurrency(args.max_concurrency_probe)
+            .map_err(|m| BenchError::usage(format!("--max-concurrency-probe {m}")))?;
         if series.is_empty() && args.auto.is_none() && !args.find_max_rate {
             return Err(BenchError::usage(
                 "give --rates, --concurrencies, --auto N or --find-max-rate",
