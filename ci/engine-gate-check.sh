@@ -24,6 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:?ROUNDS}; shift
 BENCH=${BENCH:-target/release/bench}
+REPEAT=${REPEAT:-3}  # candidate (and interleaved control) runs per compare
 [ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
 bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -93,7 +94,7 @@ for cond in "$@"; do
         extra=(--baselines "$d/b")
         ;;
     esac
-    "$BENCH" compare "$S" $E --repeat 3 "${extra[@]}" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
+    "$BENCH" compare "$S" $E --repeat "$REPEAT" "${extra[@]}" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
     rc=$?
     unquota; stop_hog
     [ $rc -le 1 ] || { echo "$cond round $i: error (exit $rc)"; cat "$d.txt"; exit 2; }

@@ -189,8 +189,26 @@ pub struct RunOpts {
 #[derive(Debug, Args)]
 pub struct SelftestArgs {
     /// Concurrent streams to test, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 64, 1024])]
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 64, 256, 1024, 4096])]
     pub streams: Vec<u32>,
+    /// Only run the reference server, on ADDR (127.0.0.1:0 for any free port): it prints
+    /// `listening on http://ADDR/v1` and serves `--tokens` chunks per chat response until
+    /// killed — to measure any client (bench run, another tool) from a process of its own.
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<String>,
+    /// With --serve: one content chunk every this many ms (default: all at once).
+    #[arg(long, value_name = "MS", requires = "serve")]
+    pub serve_pace_ms: Option<f64>,
+    /// Requests of the memory rows (`bench run` in a process of its own), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![10_000u64, 100_000, 1_000_000])]
+    pub memory: Vec<u64>,
+    /// Skip the memory rows.
+    #[arg(long)]
+    pub no_memory: bool,
+    /// Run the reference server in this process instead of a child (its CPU is then counted
+    /// as the client's).
+    #[arg(long)]
+    pub in_process: bool,
     /// Content chunks each response streams in the flat-out table.
     #[arg(long, default_value_t = 256)]
     pub tokens: u32,

@@ -8,8 +8,22 @@ pub struct Level {
     pub requests: u64,
     pub ok: u64,
     pub chunks_per_s: f64,
+    /// This process's CPU µs per content chunk (None where /proc is not there).
+    pub cpu_us_per_chunk: Option<f64>,
     pub added_ttft_p50_us: f64,
     pub added_ttft_p99_us: f64,
     pub added_ttft_max_us: f64,
     pub peak: u64,
+    /// p99 of how late requests were released against their intended times (µs).
+    pub send_lag_p99_us: f64,
+}
+
+/// `bench run` of `requests` requests in a process of its own: its peak resident set and the
+/// size of the run directory it wrote.
+#[derive(Debug, Clone)]
+pub struct MemoryRow {
+    pub requests: u64,
+    pub peak_rss_bytes: u64,
+    pub run_dir_bytes: u64,
+    pub wall_s: f64,
 }

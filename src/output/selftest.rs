@@ -1,36 +1,65 @@
 //! `bench selftest`'s tables, printed a row at a time as the levels finish.
 
-use crate::model::selftest::Level;
+use crate::model::selftest::{Level, MemoryRow};
 
 /// The heading of one table.
 pub fn header(title: &str, tokens: u32) -> String {
     format!(
-        "\n{title}; {tokens} content chunks per response\n{:>8} {:>9} {:>6} {:>6} {:>12} {:>18} {:>18} {:>18}",
+        "\n{title}; {tokens} content chunks per response\n{:>8} {:>9} {:>6} {:>6} {:>11} {:>13} {:>15} {:>11} {:>11} {:>11} {:>13}",
         "streams",
         "requests",
         "ok",
         "peak",
         "chunks/s",
-        "added TTFT p50 µs",
-        "added TTFT p99 µs",
-        "added TTFT max µs"
+        "CPU µs/chunk",
+        "chunks/s/core",
+        "+TTFT p50",
+        "+TTFT p99",
+        "+TTFT max",
+        "send lag p99"
     )
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.2} ms", us / 1000.0)
 }
 
 /// One level's row.
 pub fn row(l: &Level) -> String {
+    let (per_chunk, per_core) = match l.cpu_us_per_chunk {
+        Some(c) if c > 0.0 => (format!("{c:.2}"), format!("{:.0}", 1e6 / c)),
+        _ => ("-".into(), "-".into()),
+    };
     format!(
-        "{:>8} {:>9} {:>6} {:>6} {:>12.0} {:>18.0} {:>18.0} {:>18.0}",
+        "{:>8} {:>9} {:>6} {:>6} {:>11.0} {:>13} {:>15} {:>11} {:>11} {:>11} {:>13}",
         l.streams,
         l.requests,
         l.ok,
         l.peak,
         l.chunks_per_s,
-        l.added_ttft_p50_us,
-        l.added_ttft_p99_us,
-        l.added_ttft_max_us
+        per_chunk,
+        per_core,
+        ms(l.added_ttft_p50_us),
+        ms(l.added_ttft_p99_us),
+        ms(l.added_ttft_max_us),
+        ms(l.send_lag_p99_us)
+    )
+}
+
+/// The heading of the memory rows.
+pub const MEMORY_HEADER: &str = "\nmemory: `bench run` in a process of its own, closed loop of 64 streams, 1 content chunk per response\n requests  peak RSS  run directory   wall";
+
+/// One memory row.
+pub fn memory_row(m: &MemoryRow) -> String {
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    format!(
+        "{:>9} {:>9} {:>14} {:>6.1} s",
+        m.requests,
+        mb(m.peak_rss_bytes),
+        mb(m.run_dir_bytes),
+        m.wall_s
     )
 }
 
 /// What the columns mean.
-pub const FOOTER: &str = "\nchunks/s: content chunks handled per second of the measured window. added TTFT: the client's\nfirst-content timestamp − the server's, per request (type-7 percentiles). peak: most requests in flight.";
+pub const FOOTER: &str = "\nchunks/s: content chunks of measured requests per second of the measured window. CPU µs/chunk:\nthis process's CPU time (user + system; 10 ms ticks) over the level / content chunks of all its\nrequests; chunks/s/core is its inverse. +TTFT: the client's first-content time − the server's\nstamp for the same request, on the shared wall clock (type-7 percentiles). send lag: how late\nthe client released requests against their intended times. peak: most requests in flight.\npeak RSS: the child's ru_maxrss at exit. MB = 10^6 bytes.";
