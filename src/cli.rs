@@ -158,6 +158,11 @@ pub struct RunOpts {
     /// After Ctrl-C, seconds to let in-flight requests finish before aborting them.
     #[arg(long, default_value_t = 5.0)]
     pub grace: f64,
+    /// Keep every request's record in run.json while a run has at most N of them (`all`: no
+    /// limit). A longer run writes its records only to requests.csv, as they finish, and holds
+    /// histograms and counts in memory, so its memory does not grow with its length.
+    #[arg(long, value_name = "N|all", default_value = "10000")]
+    pub keep_records: String,
     /// An undeclared request-body field under test (repeatable): --param top_k=5. Sent with every
     /// request after the scenario's `[request.extra]`, recorded in `vars` as `param.KEY`, and
     /// not part of the scenario hash — so switching it is a one-variable change. (A field the

@@ -55,6 +55,7 @@ pub fn scenario(extra: &str) -> Scenario {
 /// What a runner would have returned for `records`.
 pub fn data(records: Vec<RequestRecord>, peak_concurrency: u64) -> RunData {
     RunData {
+        omitted: 0,
         planned: Some(records.len() as u64),
         records,
         itl_us: new_histogram(),
@@ -97,6 +98,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         server_metrics: None,
         histograms: hists.encode().expect("histograms encode"),
         requests: data.records,
+        requests_omitted: 0,
         shard: None,
         environment: None,
     }

@@ -123,6 +123,7 @@ async fn a_slow_server_does_not_slow_the_schedule() {
         &p,
         GRACE,
         CancellationToken::new(),
+        None,
         |_| {},
     )
     .await
@@ -161,6 +162,7 @@ async fn max_concurrency_queues_and_latency_counts_from_intended_time() {
         &plan(mode, 6, 0),
         GRACE,
         CancellationToken::new(),
+        None,
         |_| {},
     )
     .await
@@ -186,6 +188,7 @@ async fn closed_loop_sends_exactly_the_plan_with_warmup_first() {
         &plan(LoadMode::Closed { concurrency: 3 }, 10, 2),
         GRACE,
         CancellationToken::new(),
+        None,
         |_| {},
     )
     .await
@@ -217,6 +220,7 @@ async fn closed_loop_duration_bound() {
         &p,
         GRACE,
         CancellationToken::new(),
+        None,
         |_| {},
     )
     .await
@@ -248,6 +252,7 @@ async fn stop_keeps_the_partial_run_and_aborts_after_grace() {
         &plan(mode, 20, 0),
         GRACE,
         stop,
+        None,
         |_| {},
     )
     .await
@@ -278,6 +283,7 @@ async fn stop_within_grace_lets_requests_finish() {
         &plan(LoadMode::Closed { concurrency: 2 }, 10, 0),
         GRACE,
         stop,
+        None,
         |_| {},
     )
     .await
@@ -317,6 +323,7 @@ async fn a_panic_while_sending_fails_the_run_instead_of_hiding_as_success() {
             &plan(mode, 10, 0),
             GRACE,
             stop.clone(),
+            None,
             |_| {},
         )
         .await

@@ -57,6 +57,13 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
     let mut records = Vec::new();
     let mut itl = new_histogram();
     let (mut planned, mut not_sent) = (Some(0u64), 0u64);
+    if let Some(r) = runs.iter().find(|r| r.requests_omitted > 0) {
+        return Err(BenchError::usage(format!(
+            "shard {} kept no request records ({} requests, over --keep-records), and merging needs them; run the shards with --keep-records all",
+            r.shard.map_or("?".to_string(), |s| format!("{}/{}", s.index, s.count)),
+            r.requests_omitted
+        )));
+    }
     for r in &runs {
         let shift = (r.started_at - t0).num_microseconds().unwrap_or(0).max(0) as u64;
         for mut q in r.requests.iter().cloned() {
@@ -92,6 +99,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         peak = peak.max(cur);
     }
     let data = RunData {
+        omitted: 0,
         planned,
         records: records.clone(),
         itl_us: itl,

@@ -18,7 +18,6 @@ use crate::cli::{RunOpts, SweepArgs};
 use crate::config::run::RunSpec;
 use crate::config::{kv, values};
 use crate::error::BenchError;
-use crate::metrics::summary::meets_slo;
 use crate::model::metric::Latency;
 use crate::model::result::RunResult;
 use crate::model::sweep::{Point, Sweep};
@@ -124,13 +123,10 @@ pub fn point(
     let l = |m: Latency| s.latency(m).cloned();
     let (t, p) = (l(Latency::Ttft), l(Latency::Tpot));
     let slo = &r.scenario.slo;
-    let ok: Vec<_> = r
-        .requests
-        .iter()
-        .filter(|q| !q.warmup && q.outcome.is_ok())
-        .collect();
-    let attainment = (!slo.is_empty() && !ok.is_empty())
-        .then(|| ok.iter().filter(|q| meets_slo(q, slo)).count() as f64 / ok.len() as f64);
+    // From the summary's counts, which cover every request whether or not its record was kept.
+    let ok = s.counts.ok;
+    let attainment = (!slo.is_empty() && ok > 0)
+        .then(|| s.throughput.goodput_requests.unwrap_or(0) as f64 / ok as f64);
     Point {
         load,
         offered_rps: offered,

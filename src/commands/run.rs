@@ -28,6 +28,13 @@ pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
         let text = String::from_utf8_lossy(&output::json(&summary)?).into_owned();
         crate::out!("{text}");
     }
+    if run.requests_omitted > 0 && (export.is_some() || args.diagnose) {
+        eprintln!(
+            "warning: the run kept no per-request records ({} requests, over --keep-records), so --export's per-request lists are empty and --diagnose sees only the summary; they are in {}, or rerun with --keep-records all",
+            run.requests_omitted,
+            out.join("requests.csv").display()
+        );
+    }
     if let Some(p) = export {
         output::write_atomic(&p, &output::json(&output::vllm::render(&run))?)?;
     }

@@ -46,6 +46,8 @@ pub struct RunSpec {
     pub params: serde_json::Map<String, serde_json::Value>,
     pub grace: Duration,
     pub quiet: bool,
+    /// `--keep-records`: records kept in run.json at most (None: all).
+    pub keep_records: Option<u64>,
 }
 
 impl std::fmt::Debug for RunSpec {
@@ -129,6 +131,7 @@ impl RunSpec {
             start_at: args.start_at.as_deref().map(parse_start).transpose()?,
             grace: Duration::from_secs_f64(args.grace),
             quiet: args.quiet,
+            keep_records: keep_records(&args.keep_records)?,
         })
     }
 
@@ -269,5 +272,17 @@ mod tests {
             e.contains("tok.json") && e.contains("tokenizer.json"),
             "{e}"
         );
+    }
+}
+
+/// `--keep-records N|all`.
+fn keep_records(v: &str) -> Result<Option<u64>, BenchError> {
+    match v.trim() {
+        "all" => Ok(None),
+        n => n.parse::<u64>().map(Some).map_err(|_| {
+            BenchError::usage(format!(
+                "--keep-records: `{v}` is neither a number of records nor `all`"
+            ))
+        }),
     }
 }

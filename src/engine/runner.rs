@@ -83,8 +83,12 @@ pub trait Sender: Send + Sync + 'static {
 /// Everything a run produced, before any summary.
 #[derive(Debug)]
 pub struct RunData {
-    /// Every sent request (warmup included, flagged), in completion order.
+    /// Every sent request (warmup included, flagged), in completion order — unless there
+    /// were more than the caller's `keep`, in which case none are kept (they went to the
+    /// `observe` callback as they finished) and `omitted` counts them.
     pub records: Vec<RequestRecord>,
+    /// Sent requests whose records are not in `records`.
+    pub omitted: u64,
     /// Inter-token gaps of measured, successful requests (µs).
     pub itl_us: Histogram<u64>,
     /// Requests the plan held (None for an unbounded closed loop).
@@ -248,6 +252,7 @@ pub async fn run<S: Sender>(
     plan: &Plan,
     grace: Duration,
     stop: impl Into<Stop>,
+    keep: Option<u64>,
     observe: impl FnMut(&RequestRecord),
 ) -> Result<RunData, BenchError> {
     let Stop {
@@ -283,7 +288,8 @@ pub async fn run<S: Sender>(
     let abort = shared.abort.clone();
     // Only the tasks hold senders now; the channel closes when the last one finishes.
     drop(shared);
-    let (records, itl) = collect(rx, [&stop, &hurry], &abort, grace, observe).await;
+    let kept = collect(rx, [&stop, &hurry], &abort, grace, keep, observe).await;
+    let (records, itl) = (kept.records, kept.itl);
     for h in handles {
         let _ = h.await;
     }
@@ -292,14 +298,15 @@ pub async fn run<S: Sender>(
     // Interrupted means the stop came before the plan was through: a stop after the last
     // request was dispatched changes nothing.
     let dispatched_all = match planned {
-        Some(p) => records.len() as u64 + not_sent >= p && not_sent == 0,
+        Some(p) => kept.total + not_sent >= p && not_sent == 0,
         None => false,
     };
-    let aborted = records.iter().any(|r| r.outcome == Outcome::Aborted);
+    let aborted = kept.aborted;
     let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
     let failure = counters.failure.lock().ok().and_then(|f| f.clone());
     Ok(RunData {
         not_sent,
+        omitted: kept.total - records.len() as u64,
         records,
         itl_us: itl,
         planned,
@@ -395,17 +402,29 @@ fn release_closed<S: Sender>(
         .collect()
 }
 
-/// Receives every record until the last task is done. A stop starts the grace period; when
-/// it runs out, requests still in flight are aborted.
+/// What [`collect`] gathered.
+struct Collected {
+    records: Vec<RequestRecord>,
+    itl: Histogram<u64>,
+    /// Records received, kept or not.
+    total: u64,
+    aborted: bool,
+}
+
+/// Receives every record until the last task is done, handing each to `observe` and keeping
+/// them all while there are at most `keep` (None: no limit). A stop starts the grace period;
+/// when it runs out, requests still in flight are aborted.
 async fn collect(
     mut rx: mpsc::UnboundedReceiver<Sent>,
     [stop, hurry]: [&CancellationToken; 2],
     abort: &CancellationToken,
     grace: Duration,
+    keep: Option<u64>,
     mut observe: impl FnMut(&RequestRecord),
-) -> (Vec<RequestRecord>, Histogram<u64>) {
+) -> Collected {
     let mut records = Vec::new();
     let mut itl = new_histogram();
+    let (mut total, mut aborted) = (0u64, false);
     let mut grace_end: Option<Instant> = None;
     loop {
         tokio::select! {
@@ -418,7 +437,13 @@ async fn collect(
                         }
                     }
                     observe(&sent.record);
-                    records.push(sent.record);
+                    total += 1;
+                    aborted |= sent.record.outcome == Outcome::Aborted;
+                    if keep.is_none_or(|k| total <= k) {
+                        records.push(sent.record);
+                    } else if !records.is_empty() {
+                        records = Vec::new();
+                    }
                 }
                 None => break,
             },
@@ -434,5 +459,10 @@ async fn collect(
             }
         }
     }
-    (records, itl)
+    Collected {
+        records,
+        itl,
+        total,
+        aborted,
+    }
 }

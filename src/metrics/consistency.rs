@@ -26,6 +26,10 @@ pub fn problems(run: &RunResult) -> Vec<String> {
             None => "is incomplete (`complete: false`: it was interrupted)".to_string(),
         });
     }
+    if run.requests_omitted > 0 {
+        summary_only(run, &mut p);
+        return p;
+    }
     let measured: Vec<&RequestRecord> = run.requests.iter().filter(|r| !r.warmup).collect();
     if measured.is_empty() {
         p.push("holds no measured requests".into());
@@ -41,6 +45,79 @@ pub fn problems(run: &RunResult) -> Vec<String> {
     }
     histograms(run, &mut p);
     p
+}
+
+/// A run that kept no records (over `--keep-records`): its counts must add up, and its
+/// histograms must decode and hold its successful requests' latencies, all plausible.
+fn summary_only(run: &RunResult, p: &mut Vec<String>) {
+    let c = &run.summary.counts;
+    if !run.requests.is_empty() {
+        p.push(format!(
+            "says {} request records were omitted but holds {}",
+            run.requests_omitted,
+            run.requests.len()
+        ));
+    }
+    let total = c.sent.saturating_add(c.warmup);
+    if total != run.requests_omitted {
+        p.push(format!(
+            "says sent {} + warmup {} but {} requests were recorded",
+            c.sent, c.warmup, run.requests_omitted
+        ));
+    }
+    let outcomes = c
+        .errors
+        .values()
+        .fold(c.ok.saturating_add(c.aborted), |a, n| a.saturating_add(*n));
+    if outcomes != c.sent {
+        p.push(format!(
+            "says sent {} but its outcomes (ok, errors, aborted) add up to {outcomes}",
+            c.sent
+        ));
+    }
+    if c.ok == 0 {
+        p.push("has no successful measured request: there is no latency to compare against".into());
+    }
+    let w = run.summary.throughput.window_s;
+    if !(w.is_finite() && w > 0.0) {
+        p.push(format!(
+            "has a measured time window of {w} s (it must be a positive number of seconds)"
+        ));
+    }
+    for m in Latency::GATED {
+        let Some(text) = run.histograms.get(m.hist_key()) else {
+            if c.ok > 0 && m != Latency::Tpot {
+                p.push(format!("has no `{}` histogram", m.hist_key()));
+            }
+            continue;
+        };
+        let h = match hist::decode(text) {
+            Ok(h) => h,
+            Err(e) => {
+                p.push(format!(
+                    "has a `{}` histogram that is corrupt ({e})",
+                    m.hist_key()
+                ));
+                continue;
+            }
+        };
+        if m != Latency::Tpot && h.len() != c.ok {
+            p.push(format!(
+                "has a `{}` histogram of {} values but {} successful requests",
+                m.hist_key(),
+                h.len(),
+                c.ok
+            ));
+        }
+        if h.len() > 0 && (h.max() > LATENCY_MAX_US || (m == Latency::Ttft && h.min() == 0)) {
+            p.push(format!(
+                "has impossible values in its `{}` histogram (min {} µs, max {} µs)",
+                m.hist_key(),
+                h.min(),
+                h.max()
+            ));
+        }
+    }
 }
 
 /// The summary's counts must be the records' counts.

@@ -73,13 +73,28 @@ pub struct RunResult {
     pub server_metrics: Option<ServerMetrics>,
     /// µs histograms by name (`ttft_us`, …), hdrhistogram V2 + deflate, base64.
     pub histograms: BTreeMap<String, String>,
+    /// Every request's record — while a run has at most [`RECORDS_KEPT`] of them (or what
+    /// `--keep-records` says). A longer run keeps none here: its records are in
+    /// `requests.csv` beside `run.json`, written as they finished, and `requests_omitted`
+    /// counts them; the summary and the histograms still cover every request.
     pub requests: Vec<RequestRecord>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub requests_omitted: u64,
     /// Set on one shard of a distributed run (`bench run --shard I/N`).
     #[serde(default)]
     pub shard: Option<Shard>,
     /// The machine, how busy it was, and the engine's version (absent in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<RunEnvironment>,
+}
+
+/// Records a run keeps in `run.json` (and a baseline per repetition) by default: enough for
+/// the gate's raw-value bootstrap on any run CI gates, small enough that memory and files do
+/// not grow with a soak's length.
+pub const RECORDS_KEPT: u64 = 10_000;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunResult {

@@ -56,47 +56,102 @@ pub const REQUEST_COLUMNS: &[&str] = &[
     "error",
 ];
 
+/// `requests.csv` of `records`, sorted by index.
 pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(REQUEST_COLUMNS).map_err(row_err)?;
     let mut sorted: Vec<&RequestRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.index);
     for r in sorted {
-        w.write_record([
-            r.index.to_string(),
-            r.warmup.to_string(),
-            escape(&r.class),
-            r.outcome.name(),
-            ms(r.intended_us),
-            ms(r.sent_us),
-            ms(r.end_us),
-            ms(r.queue_us),
-            ms(r.send_lag_us),
-            opt_ms(r.ttft_us),
-            r.tpot_us
-                .map(|t| format!("{:.3}", t / 1000.0))
-                .unwrap_or_default(),
-            opt_ms(r.e2e_us),
-            r.prompt_tokens.map(|t| t.to_string()).unwrap_or_default(),
-            r.output_tokens.to_string(),
-            if r.output_tokens_from_usage {
-                "usage"
-            } else if r.usage_rejected {
-                "chunks_usage_rejected"
-            } else {
-                "chunks"
-            }
-            .to_string(),
-            r.max_tokens.to_string(),
-            r.content_chunks.to_string(),
-            r.preamble_chunks.to_string(),
-            opt_ms(r.first_event_us),
-            escape(r.finish_reason.as_deref().unwrap_or("")),
-            escape(r.error.as_deref().unwrap_or("")),
-        ])
-        .map_err(row_err)?;
+        w.write_record(request_row(r)).map_err(row_err)?;
     }
     finish(w)
+}
+
+/// One record as a `requests.csv` row.
+fn request_row(r: &RequestRecord) -> [String; 21] {
+    [
+        r.index.to_string(),
+        r.warmup.to_string(),
+        escape(&r.class),
+        r.outcome.name(),
+        ms(r.intended_us),
+        ms(r.sent_us),
+        ms(r.end_us),
+        ms(r.queue_us),
+        ms(r.send_lag_us),
+        opt_ms(r.ttft_us),
+        r.tpot_us
+            .map(|t| format!("{:.3}", t / 1000.0))
+            .unwrap_or_default(),
+        opt_ms(r.e2e_us),
+        r.prompt_tokens.map(|t| t.to_string()).unwrap_or_default(),
+        r.output_tokens.to_string(),
+        if r.output_tokens_from_usage {
+            "usage"
+        } else if r.usage_rejected {
+            "chunks_usage_rejected"
+        } else {
+            "chunks"
+        }
+        .to_string(),
+        r.max_tokens.to_string(),
+        r.content_chunks.to_string(),
+        r.preamble_chunks.to_string(),
+        opt_ms(r.first_event_us),
+        escape(r.finish_reason.as_deref().unwrap_or("")),
+        escape(r.error.as_deref().unwrap_or("")),
+    ]
+}
+
+/// `requests.csv` written as requests finish (completion order; `index` gives the plan's
+/// order), so a crash keeps what was measured — at most the last 64 KiB buffered is lost.
+pub struct RequestsWriter {
+    path: std::path::PathBuf,
+    w: csv::Writer<std::io::BufWriter<std::fs::File>>,
+    error: Option<String>,
+}
+
+impl RequestsWriter {
+    /// Creates (or truncates) `path` and writes the header.
+    pub fn create(path: &std::path::Path) -> Result<RequestsWriter, BenchError> {
+        let err = |source| BenchError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let f = std::fs::File::create(path).map_err(err)?;
+        let mut w = csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 16, f));
+        w.write_record(REQUEST_COLUMNS).map_err(row_err)?;
+        Ok(RequestsWriter {
+            path: path.to_path_buf(),
+            w,
+            error: None,
+        })
+    }
+
+    /// Appends one record; the first failure is kept for [`RequestsWriter::finish`].
+    pub fn write(&mut self, r: &RequestRecord) {
+        if self.error.is_none() {
+            if let Err(e) = self.w.write_record(request_row(r)) {
+                self.error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Flushes to disk; the error of any write that failed.
+    pub fn finish(mut self) -> Result<(), BenchError> {
+        let err =
+            |m: String| BenchError::Runtime(format!("cannot write {}: {m}", self.path.display()));
+        if let Some(e) = self.error.take() {
+            return Err(err(e));
+        }
+        self.w.flush().map_err(|e| err(e.to_string()))?;
+        let f = self.w.get_ref().get_ref();
+        f.sync_all().map_err(|e| err(e.to_string()))
+    }
 }
 
 pub const SUMMARY_COLUMNS: &[&str] = &[

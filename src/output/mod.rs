@@ -65,6 +65,15 @@ pub fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, BenchError> {
 /// writer left for the same name (their process gone) are removed first, so `kill -9` inside
 /// the write window leaves no debris that accumulates.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] with the content produced by `fill` into a buffered writer, so a large
+/// file is never built in memory first.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), BenchError> {
     let err = |source| BenchError::Write {
         path: path.to_path_buf(),
         source,
@@ -81,8 +90,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     remove_stale_temps(dir, &name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         sync_dir(dir)
@@ -149,21 +159,25 @@ pub fn append(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     f.write_all(bytes).map_err(err)
 }
 
-/// Writes `run.json`, `requests.csv` and `summary.csv` into `dir`.
+/// Writes `run.json`, `requests.csv` and `summary.csv` into `dir`. A run that kept its records
+/// gets `requests.csv` rewritten in plan order; one that did not (over `--keep-records`) keeps
+/// the file its session streamed. `run.json` is serialized straight into its file.
 pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchError> {
-    let json = json(run)?;
-    let files = [
-        ("requests.csv", csv::requests(&run.requests)?),
-        ("summary.csv", csv::summary(&run.summary)?),
-        // run.json last: its presence means the directory is whole.
-        ("run.json", json),
-    ];
     let mut written = Vec::new();
-    for (name, bytes) in files {
-        let p = dir.join(name);
-        write_atomic(&p, &bytes)?;
-        written.push(p);
+    let csv_path = dir.join("requests.csv");
+    if run.requests_omitted == 0 {
+        write_atomic(&csv_path, &csv::requests(&run.requests)?)?;
     }
+    written.push(csv_path);
+    let p = dir.join("summary.csv");
+    write_atomic(&p, &csv::summary(&run.summary)?)?;
+    written.push(p);
+    // run.json last: its presence means the directory is whole.
+    let p = dir.join("run.json");
+    write_atomic_with(&p, |w| {
+        serde_json::to_writer_pretty(&mut *w, run).map_err(std::io::Error::other)
+    })?;
+    written.push(p);
     Ok(written)
 }
 

@@ -208,17 +208,27 @@ fn plan_and_selftest_renderers() {
         requests: 256,
         ok: 256,
         chunks_per_s: 812_345.6,
+        cpu_us_per_chunk: Some(2.1),
         added_ttft_p50_us: 412.0,
         added_ttft_p99_us: 1_730.5,
         added_ttft_max_us: 2_004.0,
         peak: 64,
+        send_lag_p99_us: 35.0,
+    };
+    let memory = crate::model::selftest::MemoryRow {
+        requests: 1_000_000,
+        peak_rss_bytes: 61_234_567,
+        run_dir_bytes: 98_765_432,
+        wall_s: 84.25,
     };
     insta::assert_snapshot!(
         "selftest",
         format!(
-            "{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{}",
             selftest::header("flat out", 256),
             selftest::row(&level),
+            selftest::MEMORY_HEADER,
+            selftest::memory_row(&memory),
             selftest::FOOTER
         )
     );

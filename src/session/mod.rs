@@ -20,7 +20,7 @@ use crate::engine::client::{list_models, server_version, HttpSender, Target};
 use crate::engine::runner::{self, Stop};
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
-use crate::metrics::summary::summarize;
+use crate::metrics::summary::{Accumulator, RunCounts};
 use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::model::scenario::Scenario;
 use crate::model::server::ServerMetrics;
@@ -70,7 +70,8 @@ impl Session {
     /// saying so.
     pub async fn run_to(&self, out: &Path, show: bool) -> Result<RunResult, BenchError> {
         let signals = Signals::listen(self.spec.grace);
-        let run = self.run(signals.stop()).await?;
+        let csv = output::csv::RequestsWriter::create(&out.join("requests.csv"))?;
+        let run = self.execute(signals.stop(), Some(csv)).await?;
         drop(signals);
         let files = output::write_run_dir(out, &run)?;
         if show {
@@ -97,6 +98,16 @@ impl Session {
 
     /// Runs once and builds the result (no files written).
     pub async fn run(&self, stop: impl Into<Stop>) -> Result<RunResult, BenchError> {
+        self.execute(stop, None).await
+    }
+
+    /// Runs once; each record goes to the summary and to `csv` as it finishes, and is kept
+    /// for `run.json` only while the run is within `--keep-records`.
+    async fn execute(
+        &self,
+        stop: impl Into<Stop>,
+        mut csv: Option<output::csv::RequestsWriter>,
+    ) -> Result<RunResult, BenchError> {
         let spec = &self.spec;
         let s = &spec.scenario;
         let conn = self.connect().await?;
@@ -120,13 +131,29 @@ impl Session {
         let show =
             !spec.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
         let mut progress = Progress::new(show, plan.planned());
-        let data = runner::run(sender, &plan, spec.grace, stop, |r| progress.record(r)).await?;
+        let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
+        let data = runner::run(sender, &plan, spec.grace, stop, spec.keep_records, |r| {
+            progress.record(r);
+            acc.add(r);
+            if let Some(w) = &mut csv {
+                w.write(r);
+            }
+        })
+        .await?;
         progress.finish();
+        if let Some(w) = csv {
+            w.finish()?;
+        }
         scraping.cancel();
         let env = environment::after(env, cpu);
         let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
-        let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
+        let (summary, hists) = acc.finish(RunCounts {
+            planned: data.planned,
+            not_sent: data.not_sent,
+            peak_concurrency: data.peak_concurrency,
+            itl_us: &data.itl_us,
+        });
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),
@@ -149,6 +176,7 @@ impl Session {
             server_metrics,
             histograms: hists.encode()?,
             requests: data.records,
+            requests_omitted: data.omitted,
             shard: spec.shard,
             environment: Some(env),
         })

@@ -11,7 +11,8 @@ use crate::error::BenchError;
 use crate::metrics::consistency;
 use crate::model::baseline::{Baseline, BASELINE_SCHEMA, KIND};
 use crate::model::result::RunResult;
-use crate::output::write_atomic;
+use crate::model::result::RECORDS_KEPT;
+use crate::output::write_atomic_with;
 use std::path::{Path, PathBuf};
 
 /// Reads a baseline; anything but a whole, known baseline is an error naming the fix.
@@ -88,8 +89,27 @@ pub fn save(b: &Baseline, path: &Path, force: bool) -> Result<(), BenchError> {
             path.display()
         )));
     }
-    let json = serde_json::to_vec_pretty(b).map_err(|e| BenchError::Runtime(e.to_string()))?;
-    write_atomic(path, &json)
+    let bounded = bounded(b);
+    write_atomic_with(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, bounded.as_ref().unwrap_or(b))
+            .map_err(std::io::Error::other)
+    })
+}
+
+/// A baseline's size must not grow with the request count: a repetition with more than
+/// [`RECORDS_KEPT`] records is stored by its summary and histograms alone (HDR, 3 significant
+/// digits: every quantile within 0.1 %, which the gate then reads; see `sample`). None when
+/// every repetition is within the limit already.
+fn bounded(b: &Baseline) -> Option<Baseline> {
+    let over = |r: &RunResult| r.requests.len() as u64 > RECORDS_KEPT;
+    b.repetitions.iter().any(over).then(|| {
+        let mut b = b.clone();
+        for r in b.repetitions.iter_mut().filter(|r| over(r)) {
+            r.requests_omitted = r.requests.len() as u64;
+            r.requests = Vec::new();
+        }
+        b
+    })
 }
 
 pub fn path(dir: &Path, scenario: &str, name: &str) -> PathBuf {
@@ -136,5 +156,46 @@ mod tests {
         assert_eq!(s.name, "smoke");
         assert!(matches!(s.load.mode, LoadMode::Closed { .. }));
         assert!(matches!(s.workload, Workload::Synthetic { .. }));
+    }
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::*;
+    use crate::model::record::Outcome;
+    use crate::testkit::{record, run_of, scenario};
+
+    #[test]
+    fn a_long_repetition_is_stored_by_its_histograms_alone() {
+        let long = run_of(
+            (0..RECORDS_KEPT + 1)
+                .map(|i| crate::model::record::RequestRecord {
+                    ttft_us: Some(1000 + i % 500),
+                    e2e_us: Some(5000 + i % 500),
+                    end_us: i * 10 + 5000,
+                    ..record(i, Outcome::Ok)
+                })
+                .collect(),
+            scenario(""),
+            1,
+        );
+        let short = run_of(vec![record(0, Outcome::Ok)], scenario(""), 1);
+        let b = Baseline::new("x", vec![long.clone(), short.clone()]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        save(&b, &p, false).unwrap();
+        let size = std::fs::metadata(&p).unwrap().len();
+        let back = load(&p).unwrap();
+        assert_eq!(back.repetitions[0].requests_omitted, RECORDS_KEPT + 1);
+        assert!(back.repetitions[0].requests.is_empty());
+        // (Floats only to JSON's round trip: serde_json parses the last digit loosely.)
+        assert_eq!(back.repetitions[0].summary.counts, long.summary.counts);
+        assert_eq!(back.repetitions[0].histograms, long.histograms);
+        assert_eq!(
+            back.repetitions[1].requests.len(),
+            1,
+            "a short one keeps its records"
+        );
+        assert!(size < 100_000, "{size} bytes");
     }
 }

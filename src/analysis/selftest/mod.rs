@@ -76,13 +76,18 @@ impl Reference {
         cmd.args(["selftest", "--serve", "127.0.0.1:0", "--tokens"])
             .arg(tokens.to_string());
         if !pace.is_zero() {
-            cmd.args(["--serve-pace-ms", &(pace.as_secs_f64() * 1000.0).to_string()]);
+            cmd.args([
+                "--serve-pace-ms",
+                &(pace.as_secs_f64() * 1000.0).to_string(),
+            ]);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
             .stdin(Stdio::null())
             .spawn()
-            .map_err(|e| BenchError::Runtime(format!("selftest: cannot start the reference server: {e}")))?;
+            .map_err(|e| {
+                BenchError::Runtime(format!("selftest: cannot start the reference server: {e}"))
+            })?;
         let mut line = String::new();
         if let Some(out) = child.stdout.take() {
             let _ = std::io::BufReader::new(out).read_line(&mut line);
@@ -204,10 +209,13 @@ pub async fn level(
         &plan,
         Duration::from_secs(1),
         CancellationToken::new(),
+        None,
         |_| {},
     )
     .await?;
-    let cpu = process_cpu_us().zip(cpu_before).map(|(a, b)| a.saturating_sub(b));
+    let cpu = process_cpu_us()
+        .zip(cpu_before)
+        .map(|(a, b)| a.saturating_sub(b));
     let (summary, _) = summarize(&data, &s.slo, true);
     let stamps = server.stamps().await?;
     let start = data.run_start.into_std();
@@ -264,14 +272,23 @@ pub async fn level(
 
 /// One memory row: `bench run` in a child process sending `requests` requests at `server`.
 pub fn memory(server: &Reference, requests: u64) -> Result<MemoryRow, BenchError> {
-    let dir = std::env::temp_dir().join(format!("bench-selftest-mem-{}-{requests}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "bench-selftest-mem-{}-{requests}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|source| BenchError::Write { path: dir.clone(), source })?;
+    std::fs::create_dir_all(&dir).map_err(|source| BenchError::Write {
+        path: dir.clone(),
+        source,
+    })?;
     let scenario = dir.join("memory.toml");
     let text = format!(
         "name = \"selftest-memory\"\nseed = 1\n[request]\ntimeout_s = 60\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = 1\nsalt = \"none\"\n[load]\nconcurrency = 64\nrequests = {requests}\nwarmup = 64\n"
     );
-    std::fs::write(&scenario, text).map_err(|source| BenchError::Write { path: scenario.clone(), source })?;
+    std::fs::write(&scenario, text).map_err(|source| BenchError::Write {
+        path: scenario.clone(),
+        source,
+    })?;
     let out = dir.join("run");
     let exe = std::env::current_exe()
         .map_err(|e| BenchError::Runtime(format!("selftest: cannot find bench itself: {e}")))?;
@@ -279,7 +296,12 @@ pub fn memory(server: &Reference, requests: u64) -> Result<MemoryRow, BenchError
     let child = Command::new(exe)
         .arg("run")
         .arg(&scenario)
-        .args(["--endpoint", &format!("http://{}/v1", server.addr), "-q", "--out"])
+        .args([
+            "--endpoint",
+            &format!("http://{}/v1", server.addr),
+            "-q",
+            "--out",
+        ])
         .arg(&out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

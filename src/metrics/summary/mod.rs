@@ -9,12 +9,16 @@
 //! values stay in `run.json`. Throughputs divide by the measured window: from the earliest
 //! intended send to the latest end among measured requests.
 
+mod accumulate;
+
+pub use accumulate::{Accumulator, RunCounts};
+
 use super::quantile::Sample;
 use crate::engine::runner::RunData;
 use crate::error::BenchError;
 use crate::model::hist::{self, new_histogram, record_us};
 use crate::model::metric::Latency;
-use crate::model::record::{Outcome, RequestRecord};
+use crate::model::record::RequestRecord;
 use crate::model::result::RunResult;
 use crate::model::scenario::Slo;
 use crate::model::summary::*;
@@ -70,11 +74,12 @@ pub fn histogram(records: &[RequestRecord], m: Latency) -> Histogram<u64> {
     h
 }
 
-/// A stored run's values of `m` at HDR resolution: from its records, or for ITL from its
-/// stored histogram. The gate, `bench stack` and the reports read runs through this, so they
+/// A stored run's values of `m` at HDR resolution: from its records, or from its stored
+/// histogram for ITL and for a run that kept no records (over `--keep-records`; the same
+/// values, since the histograms are built from every record). The gate, `bench stack` and the reports read runs through this, so they
 /// see the numbers the run's own summary was made from.
 pub fn sample(run: &RunResult, m: Latency) -> Sample {
-    if m == Latency::Itl {
+    if m == Latency::Itl || run.requests_omitted > 0 {
         return run
             .histograms
             .get(m.hist_key())
@@ -97,109 +102,16 @@ pub fn ordered(run: &RunResult, m: Latency) -> Vec<f64> {
         .collect()
 }
 
-fn textless_first(ok: &[&RequestRecord]) -> Option<TextlessFirst> {
-    let gaps = Sample::from_values(
-        ok.iter()
-            .filter(|r| r.preamble_chunks > 0)
-            .filter_map(|r| Some(r.ttft_us?.saturating_sub(r.first_event_us?) as f64)),
-    );
-    Some(TextlessFirst {
-        requests: gaps.len() as u64,
-        gap_p50_ms: gaps.quantile(0.5)? / 1000.0,
-    })
-}
-
-/// Builds the histograms and the summary of a run.
+/// Builds the histograms and the summary of a run from its records.
 pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histograms) {
-    let measured: Vec<&RequestRecord> = data.records.iter().filter(|r| !r.warmup).collect();
-    let ok: Vec<&RequestRecord> = measured
-        .iter()
-        .copied()
-        .filter(|r| r.outcome.is_ok())
-        .collect();
-    let mut h: BTreeMap<Latency, Histogram<u64>> = Latency::ALL
-        .into_iter()
-        .filter(|m| *m != Latency::Itl)
-        .map(|m| (m, histogram(&data.records, m)))
-        .collect();
-    h.insert(Latency::Itl, data.itl_us.clone());
-
-    let mut errors = BTreeMap::new();
-    let mut aborted = 0;
-    for r in &measured {
-        match r.outcome {
-            Outcome::Ok => {}
-            Outcome::Aborted => aborted += 1,
-            o => *errors.entry(o.name()).or_insert(0) += 1,
-        }
-    }
-    let counts = Counts {
+    let mut acc = Accumulator::new(slo, ignore_eos);
+    data.records.iter().for_each(|r| acc.add(r));
+    acc.finish(RunCounts {
         planned: data.planned,
-        sent: measured.len() as u64,
-        warmup: data.records.len() as u64 - measured.len() as u64,
-        ok: ok.len() as u64,
-        errors,
-        aborted,
-        not_sent: data.planned.map_or(data.not_sent, |p| {
-            p.saturating_sub(data.records.len() as u64)
-        }),
-        retried: measured.iter().filter(|r| r.retried).count() as u64,
-        textless_first_chunk: textless_first(&ok),
-    };
-
-    let tokens = Tokens {
-        prompt_tokens: saturating_sum(ok.iter().filter_map(|r| r.prompt_tokens)),
-        output_tokens: saturating_sum(ok.iter().map(|r| r.output_tokens)),
-        usage_missing: ok.iter().filter(|r| !r.output_tokens_from_usage).count() as u64,
-        usage_rejected: ok.iter().filter(|r| r.usage_rejected).count() as u64,
-        prompt_length_error_pct: {
-            let e: Vec<f64> = ok
-                .iter()
-                .filter_map(|r| {
-                    Some(
-                        r.prompt_tokens? as f64 / r.input_tokens_target.filter(|t| *t > 0)? as f64
-                            - 1.0,
-                    )
-                })
-                .collect();
-            (!e.is_empty()).then(|| e.iter().sum::<f64>() / e.len() as f64 * 100.0)
-        },
-        output_len_mismatch: if ignore_eos {
-            ok.iter()
-                .filter(|r| r.output_tokens_from_usage && r.output_tokens != r.max_tokens as u64)
-                .count() as u64
-        } else {
-            0
-        },
-    };
-
-    let start = measured.iter().map(|r| r.intended_us).min().unwrap_or(0);
-    let end = measured.iter().map(|r| r.end_us).max().unwrap_or(start);
-    let window_s = (end.saturating_sub(start)) as f64 / 1e6;
-    let per_s = |x: f64| if window_s > 0.0 { x / window_s } else { 0.0 };
-    let good = (!slo.is_empty()).then(|| ok.iter().filter(|r| meets_slo(r, slo)).count() as u64);
-    let throughput = Throughput {
-        window_s,
-        request_rps: per_s(ok.len() as f64),
-        output_tps: per_s(tokens.output_tokens as f64),
-        total_tps: per_s(tokens.output_tokens.saturating_add(tokens.prompt_tokens) as f64),
-        goodput_rps: good.map(|g| per_s(g as f64)),
-        goodput_requests: good,
+        not_sent: data.not_sent,
         peak_concurrency: data.peak_concurrency,
-    };
-    let latency = Latency::ALL
-        .into_iter()
-        .map(|m| latency_summary(m, &Sample::from_hist(&h[&m])))
-        .collect();
-    (
-        Summary {
-            counts,
-            tokens,
-            throughput,
-            latency,
-        },
-        Histograms { by_metric: h },
-    )
+        itl_us: &data.itl_us,
+    })
 }
 
 /// Whether a successful request met every SLO that is set (TPOT is not checked for a
@@ -237,8 +149,3 @@ pub fn latency_summary(m: Latency, sample: &Sample) -> LatencySummary {
 
 #[cfg(test)]
 mod tests;
-
-/// Token sums cannot wrap: counts are vetted at the client, and a sum saturates regardless.
-fn saturating_sum(it: impl Iterator<Item = u64>) -> u64 {
-    it.fold(0u64, u64::saturating_add)
-}

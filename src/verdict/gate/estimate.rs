@@ -173,8 +173,10 @@ fn coupled_workers(run: &RunResult) -> Option<u32> {
 fn run_estimate(run: &RunResult, l: Latency, p: f64, cfg: &GateConfig, seed: u64) -> RunEstimate {
     let sample = sample(run, l);
     let log_q = sample.quantile(p).filter(|q| *q > 0.0).map(f64::ln);
+    // A run without records (over --keep-records) has no order to cut blocks from: its
+    // requests are resampled one by one (see the stats module header for why that is safe).
     let se = match coupled_workers(run) {
-        Some(w) if sample.len() >= 2 => {
+        Some(w) if sample.len() >= 2 && run.requests_omitted == 0 => {
             let values = ordered(run, l);
             se_blocks(
                 &values,

@@ -249,3 +249,36 @@ fn a_run_level_mode_switch_does_not_cry_wolf_when_the_candidate_is_repeated() {
         "{three}/{rounds} false alarms with 3 candidate runs"
     );
 }
+
+/// A run over `--keep-records` (or a bounded baseline's long repetition) holds histograms but
+/// no records. Where requests are resampled one by one anyway (not a closed loop of ≥ 2), the
+/// gate sees the very same values from the histograms, so every row — value, interval,
+/// verdict — is identical to the one judged from the records.
+#[test]
+fn runs_without_records_are_judged_exactly_as_with_them() {
+    let strip = |r: &RunResult| {
+        let mut r = r.clone();
+        r.requests_omitted = r.requests.len() as u64;
+        r.requests.clear();
+        r
+    };
+    let mut t = cfg(3);
+    t.thresholds
+        .push(parse_threshold("e2e.p95", "10%").unwrap());
+    for (i, shift) in [0.0, 0.05, 0.3].into_iter().enumerate() {
+        let mut rng = ChaCha8Rng::seed_from_u64(40 + i as u64);
+        let base: Vec<RunResult> = (0..3).map(|_| run(500, 50.0, 0.0, &mut rng)).collect();
+        let cand: Vec<RunResult> = (0..2).map(|_| run(500, 50.0, shift, &mut rng)).collect();
+        let with = evaluate(&base, &cand, &t);
+        let base2: Vec<RunResult> = base.iter().map(strip).collect();
+        let cand2: Vec<RunResult> = cand.iter().map(strip).collect();
+        for r in base2.iter().chain(&cand2) {
+            assert!(
+                crate::metrics::consistency::problems(r).is_empty(),
+                "{:?}",
+                crate::metrics::consistency::problems(r)
+            );
+        }
+        assert_eq!(with, evaluate(&base2, &cand2, &t), "shift {shift}");
+    }
+}

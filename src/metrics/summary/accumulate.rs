@@ -1,0 +1,194 @@
+//! The summary built one record at a time, so a run of any length is summarized in constant
+//! memory: every figure of [`Summary`] is a count, a saturating sum, a min/max or an HDR
+//! histogram, all of which can take records as they finish and forget them.
+//! [`super::summarize`] is this fed with a stored run's records, so the two cannot disagree.
+
+use super::{counts_for, meets_slo, per_request_us, Histograms};
+use crate::metrics::quantile::Sample;
+use crate::model::hist::{new_histogram, record_us};
+use crate::model::metric::Latency;
+use crate::model::record::{Outcome, RequestRecord};
+use crate::model::scenario::Slo;
+use crate::model::summary::*;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+
+/// What the run was, beyond its records: the runner's own counts.
+pub struct RunCounts<'a> {
+    /// Requests the plan held (None for an unbounded closed loop).
+    pub planned: Option<u64>,
+    /// Dispatched but never sent.
+    pub not_sent: u64,
+    pub peak_concurrency: u64,
+    /// Inter-token gaps of measured, successful requests (µs).
+    pub itl_us: &'a Histogram<u64>,
+}
+
+/// A summary under construction.
+pub struct Accumulator {
+    slo: Slo,
+    ignore_eos: bool,
+    hists: BTreeMap<Latency, Histogram<u64>>,
+    records: u64,
+    warmup: u64,
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    aborted: u64,
+    retried: u64,
+    textless: Histogram<u64>,
+    prompt_tokens: u64,
+    output_tokens: u64,
+    usage_missing: u64,
+    usage_rejected: u64,
+    length_error_sum: f64,
+    length_error_n: u64,
+    mismatch: u64,
+    good: u64,
+    start: Option<u64>,
+    end: Option<u64>,
+}
+
+impl Accumulator {
+    pub fn new(slo: &Slo, ignore_eos: bool) -> Accumulator {
+        Accumulator {
+            slo: slo.clone(),
+            ignore_eos,
+            hists: Latency::ALL
+                .into_iter()
+                .filter(|m| *m != Latency::Itl)
+                .map(|m| (m, new_histogram()))
+                .collect(),
+            records: 0,
+            warmup: 0,
+            ok: 0,
+            errors: BTreeMap::new(),
+            aborted: 0,
+            retried: 0,
+            textless: new_histogram(),
+            prompt_tokens: 0,
+            output_tokens: 0,
+            usage_missing: 0,
+            usage_rejected: 0,
+            length_error_sum: 0.0,
+            length_error_n: 0,
+            mismatch: 0,
+            good: 0,
+            start: None,
+            end: None,
+        }
+    }
+
+    /// Records sent so far, warmup included.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Takes one finished request.
+    pub fn add(&mut self, r: &RequestRecord) {
+        self.records += 1;
+        for (m, h) in self.hists.iter_mut() {
+            if counts_for(r, *m) {
+                if let Some(v) = per_request_us(r, *m) {
+                    record_us(h, v);
+                }
+            }
+        }
+        if r.warmup {
+            self.warmup += 1;
+            return;
+        }
+        self.start = Some(self.start.map_or(r.intended_us, |s| s.min(r.intended_us)));
+        self.end = Some(self.end.map_or(r.end_us, |e| e.max(r.end_us)));
+        self.retried += r.retried as u64;
+        match r.outcome {
+            Outcome::Ok => {}
+            Outcome::Aborted => self.aborted += 1,
+            o => *self.errors.entry(o.name()).or_insert(0) += 1,
+        }
+        if !r.outcome.is_ok() {
+            return;
+        }
+        self.ok += 1;
+        if r.preamble_chunks > 0 {
+            if let (Some(t), Some(f)) = (r.ttft_us, r.first_event_us) {
+                record_us(&mut self.textless, t.saturating_sub(f));
+            }
+        }
+        if let Some(p) = r.prompt_tokens {
+            self.prompt_tokens = self.prompt_tokens.saturating_add(p);
+        }
+        self.output_tokens = self.output_tokens.saturating_add(r.output_tokens);
+        self.usage_missing += !r.output_tokens_from_usage as u64;
+        self.usage_rejected += r.usage_rejected as u64;
+        if let (Some(p), Some(t)) = (r.prompt_tokens, r.input_tokens_target.filter(|t| *t > 0)) {
+            self.length_error_sum += p as f64 / t as f64 - 1.0;
+            self.length_error_n += 1;
+        }
+        if self.ignore_eos && r.output_tokens_from_usage && r.output_tokens != r.max_tokens as u64 {
+            self.mismatch += 1;
+        }
+        if !self.slo.is_empty() && meets_slo(r, &self.slo) {
+            self.good += 1;
+        }
+    }
+
+    /// The summary and its histograms.
+    pub fn finish(self, run: RunCounts) -> (Summary, Histograms) {
+        let mut h = self.hists;
+        h.insert(Latency::Itl, run.itl_us.clone());
+        let sent = self.records - self.warmup;
+        let textless = Sample::from_hist(&self.textless);
+        let counts = Counts {
+            planned: run.planned,
+            sent,
+            warmup: self.warmup,
+            ok: self.ok,
+            errors: self.errors,
+            aborted: self.aborted,
+            not_sent: run
+                .planned
+                .map_or(run.not_sent, |p| p.saturating_sub(self.records)),
+            retried: self.retried,
+            textless_first_chunk: textless.quantile(0.5).map(|p50| TextlessFirst {
+                requests: textless.len() as u64,
+                gap_p50_ms: p50 / 1000.0,
+            }),
+        };
+        let tokens = Tokens {
+            prompt_tokens: self.prompt_tokens,
+            output_tokens: self.output_tokens,
+            usage_missing: self.usage_missing,
+            usage_rejected: self.usage_rejected,
+            prompt_length_error_pct: (self.length_error_n > 0)
+                .then(|| self.length_error_sum / self.length_error_n as f64 * 100.0),
+            output_len_mismatch: self.mismatch,
+        };
+        let start = self.start.unwrap_or(0);
+        let end = self.end.unwrap_or(start);
+        let window_s = end.saturating_sub(start) as f64 / 1e6;
+        let per_s = |x: f64| if window_s > 0.0 { x / window_s } else { 0.0 };
+        let good = (!self.slo.is_empty()).then_some(self.good);
+        let throughput = Throughput {
+            window_s,
+            request_rps: per_s(self.ok as f64),
+            output_tps: per_s(tokens.output_tokens as f64),
+            total_tps: per_s(tokens.output_tokens.saturating_add(tokens.prompt_tokens) as f64),
+            goodput_rps: good.map(|g| per_s(g as f64)),
+            goodput_requests: good,
+            peak_concurrency: run.peak_concurrency,
+        };
+        let latency = Latency::ALL
+            .into_iter()
+            .map(|m| super::latency_summary(m, &Sample::from_hist(&h[&m])))
+            .collect();
+        (
+            Summary {
+                counts,
+                tokens,
+                throughput,
+                latency,
+            },
+            Histograms { by_metric: h },
+        )
+    }
+}
