@@ -138,8 +138,11 @@ fn launch<S: Sender>(
     });
 }
 
-/// Blocks the dispatcher thread until `deadline` (to within a few µs: sleep to 200 µs before,
-/// then spin); false if the run was stopped meanwhile.
+/// Blocks the dispatcher thread until `deadline` (to within a few µs: sleep to [`SPIN`]
+/// before, then spin); false if the run was stopped meanwhile. The thread's timer slack is
+/// set to 1 µs ([`precise_sleeps`]), so a sleep ends within tens of µs of its time and the
+/// spin that covers the rest is short — at 1,600 requests/s a 250 µs spin had cost the client
+/// 15 % of its CPU.
 fn wait_until(deadline: std::time::Instant, stop: &CancellationToken) -> bool {
     loop {
         if stop.is_cancelled() {
@@ -150,14 +153,27 @@ fn wait_until(deadline: std::time::Instant, stop: &CancellationToken) -> bool {
             return true;
         }
         let left = deadline - now;
-        if left > Duration::from_micros(300) {
-            std::thread::sleep((left - Duration::from_micros(200)).min(Duration::from_millis(20)));
+        if left > SPIN + Duration::from_micros(20) {
+            std::thread::sleep((left - SPIN).min(Duration::from_millis(20)));
         } else {
             while std::time::Instant::now() < deadline {
                 std::hint::spin_loop();
             }
             return true;
         }
+    }
+}
+
+/// How long before its time the dispatcher stops sleeping and spins.
+const SPIN: Duration = Duration::from_micros(60);
+
+/// Asks the kernel to end this thread's sleeps within 1 µs of their time instead of its
+/// default 50 µs timer slack (Linux; elsewhere sleeps stay as they are and the spin covers it).
+fn precise_sleeps() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only the calling thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
 }
 
@@ -358,6 +374,7 @@ fn release_open<S: Sender>(
     std::thread::Builder::new()
         .name("bench-dispatch".into())
         .spawn(move || {
+            precise_sleeps();
             for (spec, intended) in requests {
                 if !wait_until(intended.into_std(), &shared.stop) {
                     break;
