@@ -258,6 +258,18 @@ pub fn default_out_dir(stem: &str) -> PathBuf {
     p
 }
 
+/// `--keep-records N|all`.
+fn keep_records(v: &str) -> Result<Option<u64>, BenchError> {
+    match v.trim() {
+        "all" => Ok(None),
+        n => n.parse::<u64>().map(Some).map_err(|_| {
+            BenchError::usage(format!(
+                "--keep-records: `{v}` is neither a number of records nor `all`"
+            ))
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,17 +284,5 @@ mod tests {
             e.contains("tok.json") && e.contains("tokenizer.json"),
             "{e}"
         );
-    }
-}
-
-/// `--keep-records N|all`.
-fn keep_records(v: &str) -> Result<Option<u64>, BenchError> {
-    match v.trim() {
-        "all" => Ok(None),
-        n => n.parse::<u64>().map(Some).map_err(|_| {
-            BenchError::usage(format!(
-                "--keep-records: `{v}` is neither a number of records nor `all`"
-            ))
-        }),
     }
 }

@@ -109,7 +109,7 @@ fn summary_only(run: &RunResult, p: &mut Vec<String>) {
                 c.ok
             ));
         }
-        if h.len() > 0 && (h.max() > LATENCY_MAX_US || (m == Latency::Ttft && h.min() == 0)) {
+        if !h.is_empty() && (h.max() > LATENCY_MAX_US || (m == Latency::Ttft && h.min() == 0)) {
             p.push(format!(
                 "has impossible values in its `{}` histogram (min {} µs, max {} µs)",
                 m.hist_key(),
