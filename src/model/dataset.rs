@@ -24,6 +24,9 @@ pub struct Dataset {
     pub entries: Vec<DatasetEntry>,
     /// SHA-256 of the file's bytes.
     pub sha256: String,
+    /// Entries of the file that make no request (a ShareGPT conversation with no human turn
+    /// answered by a reply), counted so `bench validate` can say how many.
+    pub skipped: usize,
 }
 
 impl Dataset {

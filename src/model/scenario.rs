@@ -96,6 +96,25 @@ pub enum DatasetOrder {
     Shuffle,
 }
 
+/// How a dataset file is written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetFormat {
+    /// One JSON object a line with `prompt` or `messages` (and optionally `output_tokens`).
+    #[default]
+    Jsonl,
+    /// ShareGPT: a JSON array (or JSONL) of `{"conversations": [{"from": "human" | "gpt", "value": …}]}`,
+    /// sent single-turn as vLLM's `bench serve` does: the first human turn is the prompt, the
+    /// reply's length the `max_tokens`.
+    Sharegpt,
+}
+
+impl DatasetFormat {
+    pub fn is_jsonl(&self) -> bool {
+        *self == DatasetFormat::Jsonl
+    }
+}
+
 /// A validated scenario: everything needed to build the plan.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scenario {
@@ -184,6 +203,9 @@ pub enum Workload {
         order: DatasetOrder,
         /// For lines that carry no `output_tokens`.
         output_tokens: LengthDist,
+        /// Absent (JSONL) in scenarios written before ShareGPT, so their hash is unchanged.
+        #[serde(default, skip_serializing_if = "DatasetFormat::is_jsonl")]
+        format: DatasetFormat,
     },
 }
 

@@ -1,6 +1,6 @@
 //! The plan as `bench validate` prints it: what the scenario sends, how, and when.
 
-use crate::model::scenario::{Arrival, LoadMode, Scenario, Workload};
+use crate::model::scenario::{Arrival, DatasetFormat, LoadMode, Scenario, Workload};
 use crate::plan::{Plan, Release};
 use std::fmt::Write;
 
@@ -31,10 +31,24 @@ pub fn describe(s: &Scenario) -> String {
         (None, None) => String::new(),
     };
     let kind = match &s.workload {
-        Workload::Synthetic { .. } => "synthetic",
-        Workload::SharedPrefix { .. } => "shared prefix",
-        Workload::LongShortMix { .. } => "long/short mix",
-        Workload::Dataset { .. } => "dataset",
+        Workload::Synthetic { .. } => "synthetic".to_string(),
+        Workload::SharedPrefix { .. } => "shared prefix".to_string(),
+        Workload::LongShortMix { .. } => "long/short mix".to_string(),
+        Workload::Dataset { format, .. } => {
+            let name = match format {
+                DatasetFormat::Jsonl => "dataset",
+                DatasetFormat::Sharegpt => "ShareGPT dataset, single-turn",
+            };
+            match &s.dataset {
+                Some(d) if d.skipped > 0 => format!(
+                    "{name}, {} requests in the file, {} conversations skipped (no human turn answered)",
+                    d.entries.len(),
+                    d.skipped
+                ),
+                Some(d) => format!("{name}, {} requests in the file", d.entries.len()),
+                None => name.to_string(),
+            }
+        }
     };
     format!(
         "{} ({kind}, {} API): {load}; {bound} + {} warmup; seed {}",

@@ -1,7 +1,9 @@
 //! The scenario file exactly as written: serde structs that reject unknown fields and keep the
 //! source span of every value that a later cross-field check may need to point at.
 
-use crate::model::scenario::{Api, Arrival, DatasetOrder, LengthDist, Salt, WorkloadKind};
+use crate::model::scenario::{
+    Api, Arrival, DatasetFormat, DatasetOrder, LengthDist, Salt, WorkloadKind,
+};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -57,6 +59,7 @@ pub struct RawWorkload {
     pub long: Option<Spanned<RawLengths>>,
     pub path: Option<Spanned<String>>,
     pub order: Option<Spanned<DatasetOrder>>,
+    pub format: Option<Spanned<DatasetFormat>>,
     pub salt: Option<Spanned<Salt>>,
 }
 

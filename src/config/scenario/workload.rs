@@ -34,9 +34,9 @@ pub(super) fn workload(
             "output_tokens",
         ],
         WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
-        WorkloadKind::Dataset => &["path", "order", "output_tokens"],
+        WorkloadKind::Dataset => &["path", "order", "format", "output_tokens"],
     };
-    let present: [(&str, Option<Range<usize>>); 10] = [
+    let present: [(&str, Option<Range<usize>>); 11] = [
         ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
         ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
         ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
@@ -47,6 +47,7 @@ pub(super) fn workload(
         ("long", w.long.as_ref().map(|s| s.span())),
         ("path", w.path.as_ref().map(|s| s.span())),
         ("order", w.order.as_ref().map(|s| s.span())),
+        ("format", w.format.as_ref().map(|s| s.span())),
     ];
     for (name, sp) in &present {
         if let Some(sp) = sp {
@@ -147,7 +148,8 @@ pub(super) fn workload(
         WorkloadKind::Dataset => {
             let p = w.path.ok_or_else(|| missing("path"))?;
             let resolved = base_dir.join(p.get_ref());
-            let dataset = crate::config::dataset::load(&resolved).map_err(|e| match e {
+            let format = w.format.map(Spanned::into_inner).unwrap_or_default();
+            let dataset = crate::config::dataset::load(&resolved, format).map_err(|e| match e {
                 ScenarioError::Read { source, .. } => ctx.at(
                     p.span(),
                     "workload.path",
@@ -170,6 +172,7 @@ pub(super) fn workload(
                     sha256,
                     order: w.order.map(Spanned::into_inner).unwrap_or_default(),
                     output_tokens,
+                    format,
                 },
                 Some(Arc::new(dataset)),
             ));
