@@ -90,6 +90,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         scenario,
         prompt_lengths: "approximate".into(),
         prompt_salt: None,
+        trace_reuse: None,
         started_at: chrono::DateTime::UNIX_EPOCH,
         ended_at: chrono::DateTime::UNIX_EPOCH,
         complete: true,

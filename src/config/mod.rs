@@ -10,4 +10,5 @@ pub mod overrides;
 pub mod run;
 pub mod scenario;
 pub mod thresholds;
+pub mod trace;
 pub mod values;

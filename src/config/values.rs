@@ -27,6 +27,10 @@ pub mod limits {
     pub const TOKENS_MAX: u32 = crate::model::dist::TOKENS_MAX;
     /// Shared prefixes of a `shared_prefix` workload, and all their tokens together.
     pub const PREFIXES_MAX: u32 = 100_000;
+    /// `workload.time_scale` of a trace.
+    pub const TIME_SCALE: (f64, f64) = (1e-3, 1e3);
+    /// `workload.block_tokens` of a trace.
+    pub const BLOCK_TOKENS: (u64, u64) = (1, 65_536);
     pub const PREFIX_TOKENS_TOTAL_MAX: u64 = 20_000_000;
     /// SLOs, ms (one day).
     pub const SLO_MS: (f64, f64) = (1e-3, 86_400_000.0);

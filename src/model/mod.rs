@@ -21,4 +21,5 @@ pub mod stack;
 pub mod summary;
 pub mod sweep;
 pub mod text;
+pub mod trace;
 pub mod wire;

@@ -59,6 +59,10 @@ pub struct RunResult {
     /// so that no run is served from an earlier run's prompt cache; absent when unsalted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_salt: Option<String>,
+    /// A trace replay's own prefix reuse (the hit rate of an ideal, unbounded prefix cache
+    /// over the rows sent), to set beside the server's measured prefix hit rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_reuse: Option<crate::model::trace::TraceReuse>,
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
     /// False when the run was interrupted (Ctrl-C) before its plan was through, or failed.

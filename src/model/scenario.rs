@@ -47,6 +47,7 @@ pub enum WorkloadKind {
     SharedPrefix,
     LongShortMix,
     Dataset,
+    Trace,
 }
 
 /// Inter-arrival law for open-loop load.
@@ -61,6 +62,9 @@ pub enum Arrival {
     /// Gamma gaps, shape = burstiness, scale = 1/(rate·burstiness) (vLLM's definition):
     /// burstiness 1 is Poisson, < 1 burstier, > 1 more regular.
     Gamma,
+    /// The send times of a trace (`[workload] type = "trace"`), scaled by `time_scale`; set
+    /// by the loader, never written in `[load]`.
+    Trace,
 }
 
 impl Arrival {
@@ -70,6 +74,7 @@ impl Arrival {
             Arrival::Poisson => "poisson",
             Arrival::Constant => "constant",
             Arrival::Gamma => "gamma",
+            Arrival::Trace => "trace timestamps",
         }
     }
 }
@@ -148,6 +153,8 @@ pub struct Scenario {
     pub source: PathBuf,
     #[serde(skip)]
     pub dataset: Option<Arc<Dataset>>,
+    #[serde(skip)]
+    pub trace: Option<Arc<crate::model::trace::Trace>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -206,6 +213,17 @@ pub enum Workload {
         /// Absent (JSONL) in scenarios written before ShareGPT, so their hash is unchanged.
         #[serde(default, skip_serializing_if = "DatasetFormat::is_jsonl")]
         format: DatasetFormat,
+    },
+    /// A request trace replayed at its own times (Mooncake format).
+    Trace {
+        /// As written in the scenario (relative paths are relative to the scenario file).
+        path: String,
+        /// SHA-256 of the file's bytes: part of the scenario hash.
+        sha256: String,
+        /// Send time = trace timestamp × this (0.5 replays twice as fast).
+        time_scale: f64,
+        /// Tokens per hash-id block (Mooncake's traces use 512).
+        block_tokens: u32,
     },
 }
 

@@ -14,7 +14,11 @@ pub fn describe(s: &Scenario) -> String {
             burstiness,
             max_concurrency,
         } => {
-            let mut d = format!("open loop, {rate_rps} req/s {}", arrival.name());
+            let mut d = if *arrival == Arrival::Trace {
+                format!("open loop at the trace's timestamps (mean {rate_rps:.2} req/s)")
+            } else {
+                format!("open loop, {rate_rps} req/s {}", arrival.name())
+            };
             if *arrival == Arrival::Gamma {
                 d.push_str(&format!(" (burstiness {burstiness})"));
             }
@@ -34,6 +38,22 @@ pub fn describe(s: &Scenario) -> String {
         Workload::Synthetic { .. } => "synthetic".to_string(),
         Workload::SharedPrefix { .. } => "shared prefix".to_string(),
         Workload::LongShortMix { .. } => "long/short mix".to_string(),
+        Workload::Trace {
+            time_scale,
+            block_tokens,
+            ..
+        } => match &s.trace {
+            Some(t) => {
+                let n = s.load.requests.unwrap_or(0).saturating_add(s.load.warmup) as usize;
+                format!(
+                    "trace replay, {} of its {} rows, time × {time_scale}, {block_tokens}-token blocks, ideal prefix hit rate {:.1} %",
+                    n.min(t.rows.len()),
+                    t.rows.len(),
+                    t.reuse(n).ideal_hit_rate * 100.0
+                )
+            }
+            None => "trace replay".to_string(),
+        },
         Workload::Dataset { format, .. } => {
             let name = match format {
                 DatasetFormat::Jsonl => "dataset",
@@ -96,7 +116,11 @@ pub fn render(plan: &Plan) -> String {
             arrival,
             max_concurrency,
         } => {
-            let _ = write!(o, "  open loop, {} at {rate_rps} req/s", arrival.name());
+            if *arrival == Arrival::Trace {
+                let _ = write!(o, "  open loop at the trace's timestamps");
+            } else {
+                let _ = write!(o, "  open loop, {} at {rate_rps} req/s", arrival.name());
+            }
             if let Some(m) = max_concurrency {
                 let _ = write!(o, ", at most {m} in flight (waiting counts as queue time)");
             }

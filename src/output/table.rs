@@ -87,6 +87,22 @@ pub fn render(run: &RunResult) -> String {
             "  prompt lengths: the server counted {e:+.1} % tokens vs the synthetic target ({how})"
         );
     }
+    if let Some(r) = &run.trace_reuse {
+        let measured = run
+            .server_metrics
+            .as_ref()
+            .and_then(|m| m.prefix_cache_hit_rate)
+            .map_or("not reported by the server".to_string(), |h| {
+                format!("{:.1} %", h * 100.0)
+            });
+        let _ = writeln!(
+            o,
+            "  trace: {} rows, {} blocks; ideal prefix hit rate {:.1} % (blocks whose whole prefix an earlier request sent: an unbounded cache); server's measured hit rate {measured}",
+            r.rows,
+            r.blocks,
+            r.ideal_hit_rate * 100.0
+        );
+    }
     if let Some(m) = &run.server_metrics {
         let engine = m.engine.as_deref().unwrap_or("?");
         let text = super::server::describe(m);

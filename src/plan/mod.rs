@@ -13,8 +13,9 @@ pub mod prompts;
 pub mod schedule;
 
 use crate::error::BenchError;
-use crate::model::scenario::{Arrival, LoadMode, Scenario};
+use crate::model::scenario::{Arrival, LoadMode, Scenario, Workload};
 use crate::model::shard::Shard;
+use crate::model::trace::Trace;
 use prompts::{Generator, RequestSpec};
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,13 +62,18 @@ impl Plan {
                 burstiness,
                 max_concurrency,
             } => {
-                let all = schedule::arrival_offsets(
-                    schedule::Law::new(*rate_rps, *arrival, *burstiness),
-                    total,
-                    s.load.duration_s,
-                    s.seed,
-                )
-                .map_err(|m| BenchError::usage(format!("{}: {m}", s.name)))?;
+                let all = match (&s.workload, &s.trace) {
+                    (Workload::Trace { time_scale, .. }, Some(t)) => {
+                        trace_offsets(t, *time_scale, total, s.load.duration_s)
+                    }
+                    _ => schedule::arrival_offsets(
+                        schedule::Law::new(*rate_rps, *arrival, *burstiness),
+                        total,
+                        s.load.duration_s,
+                        s.seed,
+                    )
+                    .map_err(|m| BenchError::usage(format!("{}: {m}", s.name)))?,
+                };
                 let offsets = match shard {
                     None => all,
                     Some(sh) => all
@@ -137,6 +143,23 @@ impl Plan {
     }
 }
 
+/// A trace's send offsets: each row's timestamp from the first row's, × `time_scale`, for the
+/// first `total` rows that fall inside `duration_s`.
+fn trace_offsets(
+    t: &Trace,
+    time_scale: f64,
+    total: Option<u64>,
+    duration_s: Option<f64>,
+) -> Vec<Duration> {
+    let t0 = t.rows.first().map_or(0.0, |r| r.timestamp_ms);
+    t.rows
+        .iter()
+        .take(total.map_or(usize::MAX, |n| n as usize))
+        .map(|r| Duration::from_secs_f64((r.timestamp_ms - t0) / 1000.0 * time_scale))
+        .take_while(|o| duration_s.is_none_or(|d| o.as_secs_f64() < d))
+        .collect()
+}
+
 fn share(total: u32, shard: Option<Shard>) -> u32 {
     shard.map_or(total, |s| s.share(total))
 }
@@ -193,5 +216,94 @@ mod tests {
     fn a_schedule_that_cannot_be_made_fails_before_sending() {
         let e = Plan::new(&scenario("rate = 1e5\nduration = \"1000s\""), None).unwrap_err();
         assert!(e.to_string().contains("more than"), "{e}");
+    }
+
+    /// A trace scenario over `rows` (timestamp ms, input, hash ids) in a temp dir.
+    fn trace_scenario(
+        dir: &Path,
+        rows: &[(f64, u32, &[u64])],
+        workload: &str,
+        load: &str,
+    ) -> Result<Scenario, crate::error::ScenarioError> {
+        let lines: Vec<String> = rows
+            .iter()
+            .map(|(t, n, ids)| {
+                format!("{{\"timestamp\": {t}, \"input_length\": {n}, \"output_length\": 3, \"hash_ids\": {ids:?}}}")
+            })
+            .collect();
+        std::fs::write(dir.join("t.jsonl"), lines.join("\n")).unwrap();
+        let text = format!(
+            "name = \"t\"\nseed = 3\n[workload]\ntype = \"trace\"\npath = \"t.jsonl\"\nblock_tokens = 4\n{workload}\n[workload.salt]\n[load]\n{load}\n"
+        );
+        let text = text.replace("[workload.salt]\n", "salt = \"none\"\n");
+        std::fs::write(dir.join("t.toml"), &text).unwrap();
+        crate::config::scenario::load(&dir.join("t.toml"))
+    }
+
+    #[test]
+    fn a_trace_is_sent_at_its_own_timestamps() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows: &[(f64, u32, &[u64])] = &[
+            (1000.0, 6, &[1, 2]),
+            (1000.0, 6, &[1, 3]),
+            (1250.5, 10, &[1, 2, 4]),
+            (4000.0, 2, &[]),
+        ];
+        let s = trace_scenario(dir.path(), rows, "time_scale = 0.5", "warmup = 1").unwrap();
+        let p = Plan::new(&s, None).unwrap();
+        let Release::Open { offsets, .. } = &p.release else {
+            panic!()
+        };
+        let want: Vec<Duration> = [0.0, 0.0, 125.25, 1500.0]
+            .iter()
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+            .collect();
+        assert_eq!(**offsets, want, "timestamp − first, × time_scale, exactly");
+        assert_eq!(p.planned(), Some(4));
+        assert!(p.spec(0).warmup && !p.spec(1).warmup);
+        // Prompts share exactly the blocks their hash ids share (4 words a block).
+        let text = |i: u64| match p.spec(i).prompt {
+            prompts::Prompt::Text(t) => t.split(' ').map(str::to_string).collect::<Vec<_>>(),
+            _ => panic!(),
+        };
+        let (a, b, c) = (text(0), text(1), text(2));
+        assert_eq!((a.len(), b.len(), c.len()), (6, 6, 10));
+        assert_eq!(a[..4], b[..4], "block 1 shared");
+        assert_ne!(a[4..6], b[4..6], "block 2 vs block 3");
+        assert_eq!(a[..6], c[..6], "blocks 1, 2 shared; block 2 partial in a");
+        assert_eq!(
+            (p.spec(2).max_tokens, p.spec(2).input_tokens_target),
+            (3, Some(10))
+        );
+        // `requests` and `duration` take the first rows.
+        let s = trace_scenario(dir.path(), rows, "", "requests = 2").unwrap();
+        assert_eq!(Plan::new(&s, None).unwrap().planned(), Some(2));
+        let s = trace_scenario(dir.path(), rows, "", "duration = \"1s\"").unwrap();
+        assert_eq!(Plan::new(&s, None).unwrap().planned(), Some(3));
+    }
+
+    #[test]
+    fn a_trace_scenario_refuses_a_rate_and_too_many_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows: &[(f64, u32, &[u64])] = &[(0.0, 4, &[1]), (10.0, 4, &[1])];
+        let e = trace_scenario(dir.path(), rows, "", "rate = 5.0")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("load.rate") && e.contains("timestamps are the schedule"),
+            "{e}"
+        );
+        let e = trace_scenario(dir.path(), rows, "", "requests = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("load.requests") && e.contains("2 rows"), "{e}");
+        let e = trace_scenario(dir.path(), rows, "time_scale = 0.0", "")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("workload.time_scale"), "{e}");
+        let e = trace_scenario(dir.path(), rows, "order = \"shuffle\"", "")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("workload.order"), "{e}");
     }
 }

@@ -11,6 +11,7 @@
 use crate::model::dataset::{Dataset, DatasetPrompt};
 use crate::model::scenario::{DatasetOrder, LengthDist, Scenario, Workload};
 use crate::model::text::{stream_rng, words};
+use crate::model::trace::Trace;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub struct Generator {
     workload: Workload,
     seed: u64,
     dataset: Option<Arc<Dataset>>,
+    trace: Option<Arc<Trace>>,
     /// Shared prefixes, built once.
     prefixes: Arc<Vec<String>>,
     /// Words added to (or removed from) request i's generated text so that the server's
@@ -59,6 +61,16 @@ pub const SALT_WORDS: u32 = 4;
 
 /// Stream ids at the top of the range are reserved for prefixes and schedules.
 const PREFIX_STREAM_BASE: u64 = u64::MAX - (1 << 32);
+
+/// Mixed into the seed for a trace's blocks, so block `h` never equals request `h`'s words.
+const TRACE_BLOCK_KEY: u64 = 0x7472_6163_6562_6c6b;
+
+/// The text of trace block `id`: `words` words from the block's own stream, so every request
+/// that names the block sends the same text.
+fn trace_block(seed: u64, id: u64, words_n: u32) -> String {
+    let mut rng = stream_rng(seed ^ TRACE_BLOCK_KEY, id);
+    words(&mut rng, words_n)
+}
 
 impl Generator {
     pub fn new(s: &Scenario) -> Generator {
@@ -79,6 +91,7 @@ impl Generator {
             workload: s.workload.clone(),
             seed: s.seed,
             dataset: s.dataset.clone(),
+            trace: s.trace.clone(),
             prefixes: Arc::new(prefixes),
             deltas: Arc::default(),
             default_delta: 0,
@@ -195,6 +208,44 @@ impl Generator {
                     Some(n),
                     out,
                     class.to_string(),
+                )
+            }
+            Workload::Trace { block_tokens, .. } => {
+                // The scenario loader always attaches the trace it validated, and the plan
+                // never asks past its rows.
+                let t = self
+                    .trace
+                    .as_ref()
+                    .expect("trace workload carries its trace");
+                let row = &t.rows[(index as usize).min(t.rows.len() - 1)];
+                let own = adjusted(row.input_tokens.saturating_sub(self.salt_words()));
+                let mut parts: Vec<String> = Vec::new();
+                let mut left = own;
+                for id in &row.hash_ids {
+                    if left == 0 {
+                        break;
+                    }
+                    let n = left.min(*block_tokens);
+                    let mut block = trace_block(self.seed, *id, *block_tokens);
+                    if n < *block_tokens {
+                        block = block
+                            .split(' ')
+                            .take(n as usize)
+                            .collect::<Vec<_>>()
+                            .join(" ");
+                    }
+                    parts.push(block);
+                    left -= n;
+                }
+                if left > 0 {
+                    // Beyond the trace's blocks (or none given): words of this request alone.
+                    parts.push(words(&mut rng, left));
+                }
+                (
+                    self.salted(parts.join(" ")),
+                    Some(row.input_tokens),
+                    row.output_tokens,
+                    String::new(),
                 )
             }
             Workload::Dataset {

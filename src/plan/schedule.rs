@@ -73,7 +73,8 @@ pub fn arrival_offsets(
         }
         out.push(Duration::from_secs_f64(t));
         t += match arrival {
-            Arrival::Constant => mean_gap,
+            // A trace's times come from the trace itself (`Plan::new`), never from here.
+            Arrival::Constant | Arrival::Trace => mean_gap,
             Arrival::Poisson => exp.sample(&mut rng),
             Arrival::Gamma => gamma.sample(&mut rng),
         };

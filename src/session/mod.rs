@@ -168,6 +168,9 @@ impl Session {
             api: s.api,
             prompt_lengths,
             prompt_salt,
+            trace_reuse: s.trace.as_ref().map(|t| {
+                t.reuse(s.load.requests.unwrap_or(0).saturating_add(s.load.warmup) as usize)
+            }),
             started_at,
             ended_at,
             complete: data.complete(),

@@ -27,8 +27,13 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         Some(s) => *s.get_ref(),
         None => Salt::PerRun,
     };
-    let (workload, dataset) = super::workload::workload(ctx, raw.workload, &request, base_dir)?;
-    let load = super::load::load(ctx, raw.load)?;
+    let (workload, dataset, trace) =
+        super::workload::workload(ctx, raw.workload, &request, base_dir)?;
+    let time_scale = match &workload {
+        Workload::Trace { time_scale, .. } => *time_scale,
+        _ => 1.0,
+    };
+    let load = super::load::load(ctx, raw.load, trace.as_deref().map(|t| (t, time_scale)))?;
     let slo = slo(ctx, raw.slo)?;
     if let (Api::Completions, Some(d)) = (raw.api, &dataset) {
         if let Some(line) = d.first_messages_line() {
@@ -81,6 +86,7 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         slo,
         source: ctx.path.to_path_buf(),
         dataset,
+        trace,
     })
 }
 

@@ -7,11 +7,30 @@ use crate::config::values::{
 };
 use crate::error::ScenarioError;
 use crate::model::scenario::*;
+use crate::model::trace::Trace;
 use toml::Spanned;
 
-pub(super) fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioError> {
+pub(super) fn load(
+    ctx: &Ctx,
+    l: Spanned<RawLoad>,
+    trace: Option<(&Trace, f64)>,
+) -> Result<LoadSpec, ScenarioError> {
     let span = l.span();
     let l = l.into_inner();
+    if let Some((t, time_scale)) = trace {
+        return trace_load(ctx, span, l, t, time_scale);
+    }
+    if let Some(a) = l
+        .arrival
+        .as_ref()
+        .filter(|a| *a.get_ref() == Arrival::Trace)
+    {
+        return Err(ctx.at(
+            a.span(),
+            "load.arrival",
+            "\"trace\" is set by a trace workload ([workload] type = \"trace\"), not here",
+        ));
+    }
     let mode = match (&l.concurrency, &l.rate) {
         (Some(c), Some(_)) => {
             return Err(ctx.at(c.span(), "load.concurrency", "set either `concurrency` (closed loop) or `rate` (open loop), not both; use `max_concurrency` to cap an open loop"))
@@ -83,5 +102,87 @@ pub(super) fn load(ctx: &Ctx, l: Spanned<RawLoad>) -> Result<LoadSpec, ScenarioE
         requests,
         duration_s,
         warmup: l.warmup.map_or(0, Spanned::into_inner),
+    })
+}
+
+/// `[load]` of a trace workload: the trace's timestamps are the schedule, so `rate`,
+/// `concurrency`, `arrival` and `burstiness` are errors; `max_concurrency` may cap it;
+/// `requests` (default: every row after the warmup rows) and `duration` take the first rows.
+fn trace_load(
+    ctx: &Ctx,
+    span: std::ops::Range<usize>,
+    l: RawLoad,
+    t: &Trace,
+    time_scale: f64,
+) -> Result<LoadSpec, ScenarioError> {
+    for (name, sp) in [
+        ("rate", l.rate.as_ref().map(|s| s.span())),
+        ("concurrency", l.concurrency.as_ref().map(|s| s.span())),
+        ("arrival", l.arrival.as_ref().map(|s| s.span())),
+        ("burstiness", l.burstiness.as_ref().map(|s| s.span())),
+    ] {
+        if let Some(sp) = sp {
+            return Err(ctx.at(
+                sp,
+                &format!("load.{name}"),
+                "is not used with a trace workload: the trace's timestamps are the schedule (scale them with workload.time_scale)",
+            ));
+        }
+    }
+    if let Some(m) = &l.max_concurrency {
+        check_concurrency(*m.get_ref())
+            .map_err(|msg| ctx.at(m.span(), "load.max_concurrency", msg))?;
+    }
+    let rows = t.rows.len() as u64;
+    let warmup = l.warmup.as_ref().map_or(0, |w| *w.get_ref());
+    if warmup >= rows {
+        let sp = l.warmup.as_ref().map_or(span.clone(), |w| w.span());
+        return Err(ctx.at(
+            sp,
+            "load.warmup",
+            format!("leaves no request: the trace has {rows} rows"),
+        ));
+    }
+    let requests = match &l.requests {
+        None => rows - warmup,
+        Some(r) => {
+            let n = *r.get_ref();
+            if n == 0 || n + warmup > rows {
+                return Err(ctx.at(
+                    r.span(),
+                    "load.requests",
+                    format!(
+                        "must be 1 to {} (the trace has {rows} rows, {warmup} of them warmup)",
+                        rows - warmup
+                    ),
+                ));
+            }
+            n
+        }
+    };
+    let duration_s = match &l.duration {
+        None => None,
+        Some(d) => {
+            Some(parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m))?)
+        }
+    };
+    let first = &t.rows[0];
+    let last = &t.rows[(requests + warmup - 1) as usize];
+    let span_s = (last.timestamp_ms - first.timestamp_ms) / 1000.0 * time_scale;
+    let rate_rps = if span_s > 0.0 {
+        (requests + warmup - 1) as f64 / span_s
+    } else {
+        limits::RATE_RPS.1
+    };
+    Ok(LoadSpec {
+        mode: LoadMode::Open {
+            rate_rps,
+            arrival: Arrival::Trace,
+            burstiness: 1.0,
+            max_concurrency: l.max_concurrency.as_ref().map(|m| *m.get_ref()),
+        },
+        requests: Some(requests),
+        duration_s,
+        warmup,
     })
 }

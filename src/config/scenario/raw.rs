@@ -60,6 +60,8 @@ pub struct RawWorkload {
     pub path: Option<Spanned<String>>,
     pub order: Option<Spanned<DatasetOrder>>,
     pub format: Option<Spanned<DatasetFormat>>,
+    pub time_scale: Option<Spanned<f64>>,
+    pub block_tokens: Option<Spanned<u32>>,
     pub salt: Option<Spanned<Salt>>,
 }
 

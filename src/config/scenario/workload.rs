@@ -6,17 +6,21 @@ use crate::config::values::{in_range_u64, limits};
 use crate::error::ScenarioError;
 use crate::model::dataset::Dataset;
 use crate::model::scenario::*;
+use crate::model::trace::Trace;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use toml::Spanned;
+
+/// The workload, with the dataset or trace file it names (loaded and checked).
+pub(super) type Loaded = (Workload, Option<Arc<Dataset>>, Option<Arc<Trace>>);
 
 pub(super) fn workload(
     ctx: &Ctx,
     w: Spanned<RawWorkload>,
     request: &RequestParams,
     base_dir: &Path,
-) -> Result<(Workload, Option<Arc<Dataset>>), ScenarioError> {
+) -> Result<Loaded, ScenarioError> {
     let span = w.span();
     let w = w.into_inner();
     let kind = w.kind;
@@ -35,8 +39,9 @@ pub(super) fn workload(
         ],
         WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
         WorkloadKind::Dataset => &["path", "order", "format", "output_tokens"],
+        WorkloadKind::Trace => &["path", "time_scale", "block_tokens"],
     };
-    let present: [(&str, Option<Range<usize>>); 11] = [
+    let present: [(&str, Option<Range<usize>>); 13] = [
         ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
         ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
         ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
@@ -48,6 +53,8 @@ pub(super) fn workload(
         ("path", w.path.as_ref().map(|s| s.span())),
         ("order", w.order.as_ref().map(|s| s.span())),
         ("format", w.format.as_ref().map(|s| s.span())),
+        ("time_scale", w.time_scale.as_ref().map(|s| s.span())),
+        ("block_tokens", w.block_tokens.as_ref().map(|s| s.span())),
     ];
     for (name, sp) in &present {
         if let Some(sp) = sp {
@@ -175,8 +182,48 @@ pub(super) fn workload(
                     format,
                 },
                 Some(Arc::new(dataset)),
+                None,
+            ));
+        }
+        WorkloadKind::Trace => {
+            let p = w.path.ok_or_else(|| missing("path"))?;
+            let resolved = base_dir.join(p.get_ref());
+            let trace = crate::config::trace::load(&resolved).map_err(|e| match e {
+                ScenarioError::Read { source, .. } => ctx.at(
+                    p.span(),
+                    "workload.path",
+                    format!("cannot read {}: {source}", resolved.display()),
+                ),
+                other => other,
+            })?;
+            let time_scale = match w.time_scale {
+                None => 1.0,
+                Some(t) => {
+                    crate::config::values::in_range(*t.get_ref(), limits::TIME_SCALE, "")
+                        .map_err(|m| ctx.at(t.span(), "workload.time_scale", m))?;
+                    t.into_inner()
+                }
+            };
+            let block_tokens = match w.block_tokens {
+                None => 512,
+                Some(b) => {
+                    let (lo, hi) = limits::BLOCK_TOKENS;
+                    in_range_u64(*b.get_ref() as u64, lo, hi)
+                        .map_err(|m| ctx.at(b.span(), "workload.block_tokens", m))?;
+                    b.into_inner()
+                }
+            };
+            return Ok((
+                Workload::Trace {
+                    path: p.into_inner(),
+                    sha256: trace.sha256.clone(),
+                    time_scale,
+                    block_tokens,
+                },
+                None,
+                Some(Arc::new(trace)),
             ));
         }
     };
-    Ok((w_out, None))
+    Ok((w_out, None, None))
 }

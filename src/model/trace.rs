@@ -1,0 +1,104 @@
+//! A request trace as the plan replays it (loaded and checked by `config::trace`): one row a
+//! request, with its send time and lengths, and the ids of the prompt's blocks — requests that
+//! share leading block ids share exactly that prefix (the Mooncake trace format).
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+/// One request of a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRow {
+    /// Send time, ms from the trace's start.
+    pub timestamp_ms: f64,
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    /// Ids of the prompt's consecutive blocks of `block_tokens` tokens (the last may be
+    /// partial). Empty when the trace gives none: the prompt then shares nothing.
+    pub hash_ids: Vec<u64>,
+    /// 1-based line in the file.
+    pub line: usize,
+}
+
+#[derive(Debug)]
+pub struct Trace {
+    pub path: PathBuf,
+    pub rows: Vec<TraceRow>,
+    /// SHA-256 of the file's bytes.
+    pub sha256: String,
+}
+
+/// The prefix reuse a trace holds by itself: of all the blocks its first `rows` requests send,
+/// the fraction whose id an earlier request already sent — the hit rate of an ideal,
+/// unbounded prefix cache that keeps every block forever.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TraceReuse {
+    pub rows: u64,
+    pub blocks: u64,
+    pub reused_blocks: u64,
+    /// reused_blocks / blocks.
+    pub ideal_hit_rate: f64,
+}
+
+impl Trace {
+    /// [`TraceReuse`] of the first `n` rows. Only a request's *leading* run of known blocks
+    /// can hit a prefix cache, so a block counts as reused when it and every block before it
+    /// in the same prompt were sent before.
+    pub fn reuse(&self, n: usize) -> TraceReuse {
+        let mut seen: HashSet<u64> = HashSet::new();
+        let (mut blocks, mut reused) = (0u64, 0u64);
+        for r in self.rows.iter().take(n) {
+            let mut prefix = true;
+            for id in &r.hash_ids {
+                blocks += 1;
+                prefix &= seen.contains(id);
+                reused += prefix as u64;
+            }
+            seen.extend(r.hash_ids.iter().copied());
+        }
+        TraceReuse {
+            rows: n.min(self.rows.len()) as u64,
+            blocks,
+            reused_blocks: reused,
+            ideal_hit_rate: if blocks > 0 {
+                reused as f64 / blocks as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ids: &[u64]) -> TraceRow {
+        TraceRow {
+            timestamp_ms: 0.0,
+            input_tokens: 1,
+            output_tokens: 1,
+            hash_ids: ids.to_vec(),
+            line: 1,
+        }
+    }
+
+    #[test]
+    fn reuse_counts_leading_blocks_seen_before() {
+        let t = Trace {
+            path: "t".into(),
+            rows: vec![
+                row(&[1, 2, 3]),
+                row(&[1, 2, 4]),
+                row(&[5, 2]),
+                row(&[1, 2, 3, 6]),
+            ],
+            sha256: String::new(),
+        };
+        // Row 2 reuses 1, 2; row 3 none (5 is new, so 2 is not a prefix hit); row 4 reuses 1, 2, 3.
+        let r = t.reuse(4);
+        assert_eq!((r.blocks, r.reused_blocks), (12, 5));
+        assert!((r.ideal_hit_rate - 5.0 / 12.0).abs() < 1e-12);
+        assert_eq!(t.reuse(1).reused_blocks, 0);
+    }
+}
