@@ -1,23 +1,37 @@
-//! Trace files (`[workload] type = "trace"`): JSONL in the Mooncake format, one request a line:
+//! Trace files (`[workload] type = "trace"`), one request a row.
 //!
-//! ```json
-//! {"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}
-//! ```
+//! * **Mooncake** (the default): JSONL,
+//!   `{"timestamp": 27482, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]}`.
+//!   `timestamp` is the send time in ms from the trace's start (non-decreasing);
+//!   `input_length` / `output_length` (aliases `input_tokens` / `output_tokens`) the prompt and
+//!   output lengths in tokens; `hash_ids` (optional) the ids of the prompt's blocks of
+//!   `block_tokens` tokens, so requests sharing leading ids share that prefix.
+//! * **A table of your own** (`columns = { timestamp = "…", input = "…", output = "…",
+//!   unit = "ms" | "s" }`): a CSV file with a header row (a `.csv` path) or JSONL with those
+//!   keys; timestamps in `unit` (default ms); no prefix structure unless a JSONL row also has
+//!   `hash_ids`.
 //!
-//! `timestamp` is the send time in ms from the trace's start (non-decreasing);
-//! `input_length` / `output_length` (aliases `input_tokens` / `output_tokens`) the prompt and
-//! output lengths in tokens; `hash_ids` (optional) the ids of the prompt's blocks of
-//! `block_tokens` tokens, so requests sharing leading ids share that prefix. Other keys are
-//! ignored. Every error names the file, the line and the field, before anything is sent.
+//! Other keys and columns are ignored. Every error names the file, the line and the field,
+//! before anything is sent.
 
 use crate::error::ScenarioError;
+use crate::model::scenario::TraceColumns;
 use crate::model::trace::{Trace, TraceRow};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-/// Reads and checks a Mooncake-format trace.
-pub fn load(path: &Path) -> Result<Trace, ScenarioError> {
+/// The names a row's fields go by, and the timestamps' unit in ms.
+struct Names<'a> {
+    timestamp: &'a str,
+    input: Vec<&'a str>,
+    output: Vec<&'a str>,
+    ms_per_unit: f64,
+    unit: &'a str,
+}
+
+/// Reads and checks a trace: Mooncake JSONL, or a table with `columns`.
+pub fn load(path: &Path, columns: Option<&TraceColumns>) -> Result<Trace, ScenarioError> {
     let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
         path: path.to_path_buf(),
         source,
@@ -30,98 +44,31 @@ pub fn load(path: &Path) -> Result<Trace, ScenarioError> {
         path: path.to_path_buf(),
         message: format!("not UTF-8 text ({e})"),
     })?;
-    let mut rows: Vec<TraceRow> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let bad = |field: Option<&str>, message: String| ScenarioError::Invalid {
-            path: path.to_path_buf(),
-            line: i + 1,
-            column: 1,
-            field: field.map(str::to_string),
-            message,
-        };
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| bad(None, format!("not JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad(None, "each line must be a JSON object".into()))?;
-        let timestamp_ms = match obj.get("timestamp") {
-            Some(t) => t
-                .as_f64()
-                .filter(|t| t.is_finite() && *t >= 0.0 && *t <= 1e12)
-                .ok_or_else(|| {
-                    bad(
-                        Some("timestamp"),
-                        format!(
-                            "must be a number of ms from the trace's start, 0 to 1e12 (got {t})"
-                        ),
-                    )
-                })?,
-            None => {
-                return Err(bad(
-                    Some("timestamp"),
-                    "is required (ms from the trace's start)".into(),
-                ))
-            }
-        };
-        if let Some(prev) = rows.last() {
-            if timestamp_ms < prev.timestamp_ms {
-                return Err(bad(
-                    Some("timestamp"),
-                    format!(
-                        "goes back in time ({timestamp_ms} ms after {} ms on line {}); sort the trace by timestamp",
-                        prev.timestamp_ms, prev.line
-                    ),
-                ));
-            }
-        }
-        let length = |names: [&str; 2]| -> Result<u32, ScenarioError> {
-            let (key, v) = names
-                .iter()
-                .find_map(|k| obj.get(*k).map(|v| (*k, v)))
-                .ok_or_else(|| bad(Some(names[0]), format!("is required (or `{}`)", names[1])))?;
-            v.as_u64()
-                .filter(|n| (1..=1_000_000).contains(n))
-                .map(|n| n as u32)
-                .ok_or_else(|| {
-                    bad(
-                        Some(key),
-                        format!("must be a number of tokens from 1 to 1000000 (got {v})"),
-                    )
-                })
-        };
-        let input_tokens = length(["input_length", "input_tokens"])?;
-        let output_tokens = length(["output_length", "output_tokens"])?;
-        let hash_ids = match obj.get("hash_ids") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|x| {
-                    x.as_u64().ok_or_else(|| {
-                        bad(
-                            Some("hash_ids"),
-                            format!("must be non-negative integers (got {x})"),
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?,
-            Some(other) => {
-                return Err(bad(
-                    Some("hash_ids"),
-                    format!("must be an array of block ids (got {other})"),
-                ))
-            }
-        };
-        rows.push(TraceRow {
-            timestamp_ms,
-            input_tokens,
-            output_tokens,
-            hash_ids,
-            line: i + 1,
-        });
-    }
+    let names = match columns {
+        None => Names {
+            timestamp: "timestamp",
+            input: vec!["input_length", "input_tokens"],
+            output: vec!["output_length", "output_tokens"],
+            ms_per_unit: 1.0,
+            unit: "ms",
+        },
+        Some(c) => Names {
+            timestamp: &c.timestamp,
+            input: vec![c.input.as_str()],
+            output: vec![c.output.as_str()],
+            ms_per_unit: if c.unit == "s" { 1000.0 } else { 1.0 },
+            unit: &c.unit,
+        },
+    };
+    let is_csv = columns.is_some()
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let rows = if is_csv {
+        csv_rows(path, &text, &names)?
+    } else {
+        jsonl_rows(path, &text, &names)?
+    };
     if rows.is_empty() {
         return Err(ScenarioError::Other {
             path: path.to_path_buf(),
@@ -135,6 +82,181 @@ pub fn load(path: &Path) -> Result<Trace, ScenarioError> {
     })
 }
 
+fn invalid(path: &Path, line: usize, field: Option<&str>, message: String) -> ScenarioError {
+    ScenarioError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        column: 1,
+        field: field.map(str::to_string),
+        message,
+    }
+}
+
+fn jsonl_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, ScenarioError> {
+    let mut rows: Vec<TraceRow> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| invalid(path, i + 1, None, format!("not JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| invalid(path, i + 1, None, "each line must be a JSON object".into()))?;
+        let row = parse_row(path, i + 1, |k| obj.get(k).cloned(), names, rows.last())?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn csv_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, ScenarioError> {
+    let mut r = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let header = r
+        .headers()
+        .map_err(|e| invalid(path, 1, None, format!("not CSV: {e}")))?
+        .clone();
+    let wanted = [names.timestamp]
+        .into_iter()
+        .chain(names.input.iter().copied())
+        .chain(names.output.iter().copied());
+    for w in wanted {
+        if !header.iter().any(|h| h == w) {
+            return Err(invalid(
+                path,
+                1,
+                Some(w),
+                format!(
+                    "no such column in the header (it has: {})",
+                    header.iter().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    let mut rows: Vec<TraceRow> = Vec::new();
+    for rec in r.records() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            invalid(path, line, None, format!("not CSV: {e}"))
+        })?;
+        let line = rec.position().map_or(0, |p| p.line() as usize);
+        let get = |k: &str| -> Option<Value> {
+            let cell = header
+                .iter()
+                .position(|h| h == k)
+                .and_then(|i| rec.get(i))?;
+            if cell.is_empty() {
+                return None;
+            }
+            Some(match (cell.parse::<u64>(), cell.parse::<f64>()) {
+                (Ok(n), _) => Value::from(n),
+                (_, Ok(f)) => Value::from(f),
+                _ => Value::String(cell.to_string()),
+            })
+        };
+        rows.push(parse_row(path, line, get, names, rows.last())?);
+    }
+    Ok(rows)
+}
+
+/// One row from its fields (`get` by name), checked against the row before.
+fn parse_row(
+    path: &Path,
+    line: usize,
+    get: impl Fn(&str) -> Option<Value>,
+    names: &Names,
+    prev: Option<&TraceRow>,
+) -> Result<TraceRow, ScenarioError> {
+    let bad = |field: &str, message: String| invalid(path, line, Some(field), message);
+    let ts = names.timestamp;
+    let timestamp_ms = match get(ts) {
+        Some(t) => t
+            .as_f64()
+            .map(|t| t * names.ms_per_unit)
+            .filter(|t| t.is_finite() && *t >= 0.0 && *t <= 1e12)
+            .ok_or_else(|| {
+                bad(
+                    ts,
+                    format!(
+                        "must be a time in {} from the trace's start, up to 1e12 ms (got {t})",
+                        names.unit
+                    ),
+                )
+            })?,
+        None => {
+            return Err(bad(
+                ts,
+                format!(
+                    "is required (the send time, {} from the trace's start)",
+                    names.unit
+                ),
+            ))
+        }
+    };
+    if let Some(prev) = prev {
+        if timestamp_ms < prev.timestamp_ms {
+            return Err(bad(
+                ts,
+                format!(
+                    "goes back in time ({timestamp_ms} ms after {} ms on line {}); sort the trace by timestamp",
+                    prev.timestamp_ms, prev.line
+                ),
+            ));
+        }
+    }
+    let length = |keys: &[&str]| -> Result<u32, ScenarioError> {
+        let (key, v) = keys
+            .iter()
+            .find_map(|k| get(k).map(|v| (*k, v)))
+            .ok_or_else(|| {
+                let also = keys[1..]
+                    .iter()
+                    .map(|k| format!(" (or `{k}`)"))
+                    .collect::<String>();
+                bad(keys[0], format!("is required{also}"))
+            })?;
+        v.as_u64()
+            .filter(|n| (1..=1_000_000).contains(n))
+            .map(|n| n as u32)
+            .ok_or_else(|| {
+                bad(
+                    key,
+                    format!("must be a number of tokens from 1 to 1000000 (got {v})"),
+                )
+            })
+    };
+    let input_tokens = length(&names.input)?;
+    let output_tokens = length(&names.output)?;
+    let hash_ids = match get("hash_ids") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| {
+                x.as_u64().ok_or_else(|| {
+                    bad(
+                        "hash_ids",
+                        format!("must be non-negative integers (got {x})"),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(bad(
+                "hash_ids",
+                format!("must be an array of block ids (got {other})"),
+            ))
+        }
+    };
+    Ok(TraceRow {
+        timestamp_ms,
+        input_tokens,
+        output_tokens,
+        hash_ids,
+        line,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,7 +265,54 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");
         std::fs::write(&p, text).unwrap();
-        super::load(&p)
+        super::load(&p, None)
+    }
+
+    fn table(name: &str, text: &str, unit: &str) -> Result<Trace, ScenarioError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let c = TraceColumns {
+            timestamp: "t".into(),
+            input: "in".into(),
+            output: "out".into(),
+            unit: unit.into(),
+        };
+        super::load(&p, Some(&c))
+    }
+
+    #[test]
+    fn reads_csv_and_jsonl_tables_with_named_columns() {
+        let t = table(
+            "x.csv",
+            "id, t, in, out\na, 0.5, 100, 7\nb, 1.25, 40, 3\n",
+            "s",
+        )
+        .unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(
+            (
+                t.rows[1].timestamp_ms,
+                t.rows[1].input_tokens,
+                t.rows[1].output_tokens,
+                t.rows[1].line
+            ),
+            (1250.0, 40, 3, 3)
+        );
+        assert!(t.rows[0].hash_ids.is_empty());
+        let t = table("x.jsonl", "{\"t\": 5, \"in\": 9, \"out\": 2}\n", "ms").unwrap();
+        assert_eq!((t.rows[0].timestamp_ms, t.rows[0].input_tokens), (5.0, 9));
+        let e = table("x.csv", "time, in, out\n1, 2, 3\n", "ms")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x.csv:1:1: field `t`") && e.contains("time, in, out"),
+            "{e}"
+        );
+        let e = table("x.csv", "t, in, out\n1, 2, 3\n2, lots, 3\n", "ms")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.csv:3:1: field `in`"), "{e}");
     }
 
     #[test]

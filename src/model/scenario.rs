@@ -101,6 +101,16 @@ pub enum DatasetOrder {
     Shuffle,
 }
 
+/// The columns (CSV) or keys (JSONL) of a trace that is not in the Mooncake format, and the
+/// unit of its timestamps (`"ms"` or `"s"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceColumns {
+    pub timestamp: String,
+    pub input: String,
+    pub output: String,
+    pub unit: String,
+}
+
 /// How a dataset file is written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -224,6 +234,9 @@ pub enum Workload {
         time_scale: f64,
         /// Tokens per hash-id block (Mooncake's traces use 512).
         block_tokens: u32,
+        /// A table of the user's own (CSV or JSONL) instead of Mooncake JSONL.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        columns: Option<TraceColumns>,
     },
 }
 

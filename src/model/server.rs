@@ -31,4 +31,10 @@ pub struct ServerMetrics {
     pub waiting_peak: Option<f64>,
     pub prompt_tokens: Option<f64>,
     pub generation_tokens: Option<f64>,
+    /// Quantiles above that fell in a histogram bucket wider than the value itself (the first
+    /// bucket, from 0, always): field name → the bucket's (lower, upper] edges in s. The field
+    /// then holds the upper edge — a bound, not an estimate — and reports say "≤ upper" (or
+    /// "lower–upper").
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub bucket_bounds: std::collections::BTreeMap<String, (f64, f64)>,
 }

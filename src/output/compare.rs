@@ -23,10 +23,15 @@ pub(crate) fn delta(r: &Row) -> String {
     }
 }
 
-/// A row's decision interval, or — when it has none (no data).
+/// A row's decision interval; — when it has none (no data); and in words when it spans more
+/// than a factor of 10 either way (t with one or two degrees of freedom makes intervals like
+/// [−100 %, +1.9e15 %], which no one should read as a number).
 pub(crate) fn interval(r: &Row) -> String {
     if !r.critical.is_finite() {
         return "—".into();
+    }
+    if !r.metric.in_points() && r.critical > 10f64.ln() {
+        return "unbounded: too few runs".into();
     }
     let u = if r.metric.in_points() { " pp" } else { "%" };
     format!("[{:+.1}{u}, {:+.1}{u}]", r.interval_low, r.interval_high)

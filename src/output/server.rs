@@ -2,6 +2,20 @@
 
 use crate::model::server::ServerMetrics;
 
+/// A server-histogram quantile in ms: "12.5 ms", or what its bucket bounds ("≤ 300 ms",
+/// "100–1000 ms") when the bucket is wider than the value (see `metrics::server`).
+pub fn quantile(m: &ServerMetrics, field: &str, v_s: f64) -> String {
+    match m.bucket_bounds.get(field) {
+        Some((lo, hi)) if *lo <= 0.0 => format!("≤ {} ms", super::sig4(hi * 1e3)),
+        Some((lo, hi)) => format!(
+            "{}–{} ms (one histogram bucket)",
+            super::sig4(lo * 1e3),
+            super::sig4(hi * 1e3)
+        ),
+        None => format!("{:.1} ms", v_s * 1e3),
+    }
+}
+
 /// One line for reports: "prefix hit rate 61 %, acceptance 0.71, preemptions 0, …".
 pub fn describe(m: &ServerMetrics) -> String {
     let mut parts = Vec::new();
@@ -19,9 +33,9 @@ pub fn describe(m: &ServerMetrics) -> String {
     }
     if let (Some(mean), Some(p95)) = (m.queue_time_mean_s, m.queue_time_p95_s) {
         parts.push(format!(
-            "queue time mean {:.1} ms p95 {:.1} ms",
+            "queue time mean {:.1} ms p95 {}",
             mean * 1e3,
-            p95 * 1e3
+            quantile(m, "queue_time_p95_s", p95)
         ));
     }
     if let Some(mean) = m.prefill_time_mean_s {

@@ -267,3 +267,28 @@ fn crash_debris_of_a_killed_writer_is_removed_on_the_next_write() {
         [".main.json.tmp-1", ".other.json.tmp-4194399", "main.json"]
     );
 }
+
+/// Issue 16's display defects: an interval from t with almost no degrees of freedom is said in
+/// words, and a server figure the baseline lacked is shown as a change, not as one number.
+#[test]
+fn absurd_intervals_and_absent_baseline_figures_are_said_plainly() {
+    let (mut base, cand, c) = comparison();
+    let mut row = c.rows[0].clone();
+    assert!(compare::interval(&row).starts_with('['));
+    (row.critical, row.interval_low, row.interval_high) = (35.0, -100.0, 1.876e15);
+    assert_eq!(compare::interval(&row), "unbounded: too few runs");
+    let mut cand0 = cand[0].clone();
+    let mut with = ServerMetrics {
+        engine: Some("vllm".into()),
+        prefix_cache_hit_rate: Some(0.77),
+        ..Default::default()
+    };
+    cand0.server_metrics = Some(with.clone());
+    with.prefix_cache_hit_rate = None;
+    base.repetitions[0].server_metrics = Some(with);
+    let fx = crate::verdict::compare::server_effects(&base, &cand0);
+    assert_eq!(
+        fx[0], "prefix hit rate none (no cache lookups) → 77 %",
+        "{fx:?}"
+    );
+}

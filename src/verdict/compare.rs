@@ -54,9 +54,17 @@ pub fn server_effects(base: &Baseline, cand: &RunResult) -> Vec<String> {
         .iter()
         .filter_map(|(name, get, fmt)| {
             let cv = get(c)?;
-            Some(match b.and_then(get) {
-                Some(bv) if fmt(bv) != fmt(cv) => format!("{name} {} → {}", fmt(bv), fmt(cv)),
-                _ => format!("{name} {}", fmt(cv)),
+            Some(match (b, b.and_then(get)) {
+                (_, Some(bv)) if fmt(bv) != fmt(cv) => {
+                    format!("{name} {} → {}", fmt(bv), fmt(cv))
+                }
+                (_, Some(_)) | (None, _) => format!("{name} {}", fmt(cv)),
+                // The baseline's server was scraped but had no such figure: a prefix cache that
+                // was off saw no lookups. That is a change, not the candidate's figure alone.
+                (Some(_), None) if *name == "prefix hit rate" => {
+                    format!("{name} none (no cache lookups) → {}", fmt(cv))
+                }
+                (Some(_), None) => format!("{name} not reported → {}", fmt(cv)),
             })
         })
         .collect()

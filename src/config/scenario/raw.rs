@@ -62,7 +62,17 @@ pub struct RawWorkload {
     pub format: Option<Spanned<DatasetFormat>>,
     pub time_scale: Option<Spanned<f64>>,
     pub block_tokens: Option<Spanned<u32>>,
+    pub columns: Option<Spanned<RawColumns>>,
     pub salt: Option<Spanned<Salt>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawColumns {
+    pub timestamp: String,
+    pub input: String,
+    pub output: String,
+    pub unit: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

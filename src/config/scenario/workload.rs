@@ -39,9 +39,9 @@ pub(super) fn workload(
         ],
         WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
         WorkloadKind::Dataset => &["path", "order", "format", "output_tokens"],
-        WorkloadKind::Trace => &["path", "time_scale", "block_tokens"],
+        WorkloadKind::Trace => &["path", "time_scale", "block_tokens", "columns"],
     };
-    let present: [(&str, Option<Range<usize>>); 13] = [
+    let present: [(&str, Option<Range<usize>>); 14] = [
         ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
         ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
         ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
@@ -55,6 +55,7 @@ pub(super) fn workload(
         ("format", w.format.as_ref().map(|s| s.span())),
         ("time_scale", w.time_scale.as_ref().map(|s| s.span())),
         ("block_tokens", w.block_tokens.as_ref().map(|s| s.span())),
+        ("columns", w.columns.as_ref().map(|s| s.span())),
     ];
     for (name, sp) in &present {
         if let Some(sp) = sp {
@@ -188,14 +189,36 @@ pub(super) fn workload(
         WorkloadKind::Trace => {
             let p = w.path.ok_or_else(|| missing("path"))?;
             let resolved = base_dir.join(p.get_ref());
-            let trace = crate::config::trace::load(&resolved).map_err(|e| match e {
-                ScenarioError::Read { source, .. } => ctx.at(
-                    p.span(),
-                    "workload.path",
-                    format!("cannot read {}: {source}", resolved.display()),
-                ),
-                other => other,
-            })?;
+            let columns = match w.columns {
+                None => None,
+                Some(c) => {
+                    let sp = c.span();
+                    let c = c.into_inner();
+                    let unit = c.unit.unwrap_or_else(|| "ms".into());
+                    if unit != "ms" && unit != "s" {
+                        return Err(ctx.at(
+                            sp,
+                            "workload.columns.unit",
+                            format!("must be \"ms\" or \"s\" (got \"{unit}\")"),
+                        ));
+                    }
+                    Some(TraceColumns {
+                        timestamp: c.timestamp,
+                        input: c.input,
+                        output: c.output,
+                        unit,
+                    })
+                }
+            };
+            let trace =
+                crate::config::trace::load(&resolved, columns.as_ref()).map_err(|e| match e {
+                    ScenarioError::Read { source, .. } => ctx.at(
+                        p.span(),
+                        "workload.path",
+                        format!("cannot read {}: {source}", resolved.display()),
+                    ),
+                    other => other,
+                })?;
             let time_scale = match w.time_scale {
                 None => 1.0,
                 Some(t) => {
@@ -219,6 +242,7 @@ pub(super) fn workload(
                     sha256: trace.sha256.clone(),
                     time_scale,
                     block_tokens,
+                    columns,
                 },
                 None,
                 Some(Arc::new(trace)),

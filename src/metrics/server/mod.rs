@@ -5,7 +5,11 @@
 //! * counters → the delta between the first and last scrape (prefix-cache hit rate =
 //!   Δhits / Δqueries, spec-decode acceptance = Δaccepted / Δdraft, Δpreemptions, Δtokens);
 //! * histograms → the delta of their buckets, read as mean (Δsum / Δcount) and p50/p95 by
-//!   linear interpolation within the bucket (Prometheus' `histogram_quantile`);
+//!   linear interpolation within the bucket (Prometheus' `histogram_quantile`) — but only
+//!   where the bucket is narrower than the value: a quantile in a wider bucket (the first one,
+//!   from 0, always) is reported as the bucket's upper edge and marked a bound
+//!   (`bucket_bounds`), since interpolating there invents a figure (vLLM's first queue-time
+//!   bucket is `le="0.3"`: a p95 of "285 ms" for requests that never queued);
 //! * gauges → the peak over all scrapes (KV usage, running, waiting), or the mean where a gauge
 //!   is itself a rate (SGLang's cache hit rate and accept length).
 //!
@@ -32,12 +36,31 @@ fn delta(first: &Scrape, last: &Scrape, names: &[&str]) -> Option<f64> {
     Some((value(last, names)? - value(first, names).unwrap_or(0.0)).max(0.0))
 }
 
-/// Prometheus' histogram_quantile over the delta of two scrapes of one histogram.
+/// A quantile read from histogram buckets: the interpolated value, or — when its bucket is
+/// wider than that value — the bucket's edges, the upper one being all that can be said.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BucketQuantile {
+    Estimate(f64),
+    Within(f64, f64),
+}
+
+impl BucketQuantile {
+    /// The figure to store (the upper edge for a bound) and the bucket if it is a bound.
+    fn split(self) -> (f64, Option<(f64, f64)>) {
+        match self {
+            BucketQuantile::Estimate(v) => (v, None),
+            BucketQuantile::Within(lo, hi) => (hi, Some((lo, hi))),
+        }
+    }
+}
+
+/// Prometheus' histogram_quantile over the delta of two scrapes of one histogram: (mean,
+/// p50, p95).
 fn hist_delta(
     first: &Scrape,
     last: &Scrape,
     names: &[&str],
-) -> Option<(f64, Option<f64>, Option<f64>)> {
+) -> Option<(f64, Option<BucketQuantile>, Option<BucketQuantile>)> {
     let name = names.iter().find(|n| last.histogram(n).is_some())?;
     let b = last.histogram(name)?;
     let a = first.histogram(name);
@@ -57,13 +80,13 @@ fn hist_delta(
             (*le, c - before)
         })
         .collect();
-    let q = |p: f64| -> Option<f64> {
+    let q = |p: f64| -> Option<BucketQuantile> {
         let rank = p * count;
         let mut prev = (0.0, 0.0);
         for &(le, c) in &buckets {
             if c >= rank {
                 if le.is_infinite() {
-                    return Some(prev.0);
+                    return Some(BucketQuantile::Within(prev.0, f64::INFINITY));
                 }
                 let span = c - prev.1;
                 let frac = if span > 0.0 {
@@ -71,7 +94,12 @@ fn hist_delta(
                 } else {
                     0.0
                 };
-                return Some(prev.0 + (le - prev.0) * frac);
+                let v = prev.0 + (le - prev.0) * frac;
+                return Some(if prev.0 <= 0.0 || le - prev.0 > v {
+                    BucketQuantile::Within(prev.0, le)
+                } else {
+                    BucketQuantile::Estimate(v)
+                });
             }
             prev = (le, c);
         }
@@ -126,12 +154,34 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
     };
     m.spec_mean_accept_length = mean(n.spec_accept_length_gauge);
     m.preemptions = delta(first, last, n.preemptions);
+    let mut m_bounds = std::collections::BTreeMap::new();
+    let mut take = |name: &str, q: Option<BucketQuantile>| -> Option<f64> {
+        let (v, bucket) = q?.split();
+        if let Some(b) = bucket {
+            m_bounds.insert(name.to_string(), b);
+        }
+        // An upper edge of +Inf bounds nothing: no figure.
+        v.is_finite().then_some(v)
+    };
+    let (mut queue, mut prefill) = (None, None);
     if let Some((mean, p50, p95)) = hist_delta(first, last, n.queue_time) {
-        (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
+        queue = Some((
+            mean,
+            take("queue_time_p50_s", p50),
+            take("queue_time_p95_s", p95),
+        ));
     }
     if let Some((mean, _, p95)) = hist_delta(first, last, n.prefill_time) {
+        prefill = Some((mean, take("prefill_time_p95_s", p95)));
+    }
+    if let Some((mean, p50, p95)) = queue {
+        (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
+    }
+    drop(take);
+    if let Some((mean, p95)) = prefill {
         (m.prefill_time_mean_s, m.prefill_time_p95_s) = (Some(mean), p95);
     }
+    m.bucket_bounds = m_bounds;
     m.prompt_tokens = delta(first, last, n.prompt_tokens);
     m.generation_tokens = delta(first, last, n.generation_tokens);
     if scrapes.len() < 2 {

@@ -32,9 +32,18 @@ fn vllm_deltas_rates_and_histogram_quantiles() {
     assert!((m.spec_acceptance_rate.unwrap() - 0.71).abs() < 1e-9);
     assert_eq!(m.preemptions, Some(3.0));
     assert!((m.queue_time_mean_s.unwrap() - 0.035).abs() < 1e-9);
-    // 50 of 100 at ≤ 10 ms: the median is the top of the first bucket; p95 lies in (0.1, 1].
+    // 50 of 100 at ≤ 10 ms: the median is in the first bucket, so all that is known is
+    // "≤ 10 ms"; p95 lies in (0.1, 1], a bucket wider than the 0.55 interpolation would
+    // invent, so it is reported as the bucket (issue 16: no made-up figures).
     assert!((m.queue_time_p50_s.unwrap() - 0.01).abs() < 1e-9);
-    assert!((m.queue_time_p95_s.unwrap() - 0.55).abs() < 1e-9);
+    assert_eq!(m.bucket_bounds.get("queue_time_p50_s"), Some(&(0.0, 0.01)));
+    assert!((m.queue_time_p95_s.unwrap() - 1.0).abs() < 1e-9);
+    assert_eq!(m.bucket_bounds.get("queue_time_p95_s"), Some(&(0.1, 1.0)));
+    assert!(
+        describe(&m).contains("queue time mean 35.0 ms p95 100.0–1000 ms (one histogram bucket)"),
+        "{}",
+        describe(&m)
+    );
     assert_eq!(
         (m.kv_usage_peak, m.running_peak, m.waiting_peak),
         (Some(0.42), Some(3.0), Some(1.0))
