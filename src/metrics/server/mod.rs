@@ -177,7 +177,7 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
     if let Some((mean, p50, p95)) = queue {
         (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
     }
-    drop(take);
+
     if let Some((mean, p95)) = prefill {
         (m.prefill_time_mean_s, m.prefill_time_p95_s) = (Some(mean), p95);
     }
