@@ -237,6 +237,10 @@ pub enum Workload {
         /// A table of the user's own (CSV or JSONL) instead of Mooncake JSONL.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         columns: Option<TraceColumns>,
+        /// Guard: the replay's peak rate (most sends in any 1 s, after `time_scale`) may not
+        /// exceed this many requests/s, so a mistyped `time_scale` cannot flood a server.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_rate: Option<f64>,
     },
 }
 

@@ -41,6 +41,23 @@ pub struct TraceReuse {
 }
 
 impl Trace {
+    /// The most rows sent within any one second of the replay, at `time_scale`.
+    pub fn peak_rate(&self, time_scale: f64) -> f64 {
+        let t: Vec<f64> = self
+            .rows
+            .iter()
+            .map(|r| r.timestamp_ms * time_scale)
+            .collect();
+        let (mut start, mut best) = (0, 0);
+        for end in 0..t.len() {
+            while t[end] - t[start] >= 1000.0 {
+                start += 1;
+            }
+            best = best.max(end - start + 1);
+        }
+        best as f64
+    }
+
     /// [`TraceReuse`] of the first `n` rows. Only a request's *leading* run of known blocks
     /// can hit a prefix cache, so a block counts as reused when it and every block before it
     /// in the same prompt were sent before.
@@ -100,5 +117,16 @@ mod tests {
         assert_eq!((r.blocks, r.reused_blocks), (12, 5));
         assert!((r.ideal_hit_rate - 5.0 / 12.0).abs() < 1e-12);
         assert_eq!(t.reuse(1).reused_blocks, 0);
+        let mut t = t;
+        for (r, ms) in t.rows.iter_mut().zip([0.0, 400.0, 999.0, 1000.0]) {
+            r.timestamp_ms = ms;
+        }
+        assert_eq!(
+            t.peak_rate(1.0),
+            3.0,
+            "0, 400 and 999 ms fall in one second"
+        );
+        assert_eq!(t.peak_rate(0.25), 4.0);
+        assert_eq!(t.peak_rate(10.0), 2.0, "9990 and 10000 ms");
     }
 }

@@ -301,6 +301,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("workload.time_scale"), "{e}");
+        let e = trace_scenario(dir.path(), rows, "max_rate = 1.0", "")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("workload.max_rate") && e.contains("2 requests within one second"),
+            "{e}"
+        );
+        assert!(trace_scenario(dir.path(), rows, "max_rate = 2.0", "").is_ok());
         let e = trace_scenario(dir.path(), rows, "order = \"shuffle\"", "")
             .unwrap_err()
             .to_string();

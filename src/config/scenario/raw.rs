@@ -63,6 +63,7 @@ pub struct RawWorkload {
     pub time_scale: Option<Spanned<f64>>,
     pub block_tokens: Option<Spanned<u32>>,
     pub columns: Option<Spanned<RawColumns>>,
+    pub max_rate: Option<Spanned<f64>>,
     pub salt: Option<Spanned<Salt>>,
 }
 

@@ -39,9 +39,9 @@ pub(super) fn workload(
         ],
         WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
         WorkloadKind::Dataset => &["path", "order", "format", "output_tokens"],
-        WorkloadKind::Trace => &["path", "time_scale", "block_tokens", "columns"],
+        WorkloadKind::Trace => &["path", "time_scale", "block_tokens", "columns", "max_rate"],
     };
-    let present: [(&str, Option<Range<usize>>); 14] = [
+    let present: [(&str, Option<Range<usize>>); 15] = [
         ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
         ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
         ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
@@ -56,6 +56,7 @@ pub(super) fn workload(
         ("time_scale", w.time_scale.as_ref().map(|s| s.span())),
         ("block_tokens", w.block_tokens.as_ref().map(|s| s.span())),
         ("columns", w.columns.as_ref().map(|s| s.span())),
+        ("max_rate", w.max_rate.as_ref().map(|s| s.span())),
     ];
     for (name, sp) in &present {
         if let Some(sp) = sp {
@@ -236,6 +237,25 @@ pub(super) fn workload(
                     b.into_inner()
                 }
             };
+            let max_rate = match w.max_rate {
+                None => None,
+                Some(m) => {
+                    crate::config::values::check_rate(*m.get_ref())
+                        .map_err(|msg| ctx.at(m.span(), "workload.max_rate", msg))?;
+                    let peak = trace.peak_rate(time_scale);
+                    if peak > *m.get_ref() {
+                        return Err(ctx.at(
+                            m.span(),
+                            "workload.max_rate",
+                            format!(
+                                "the replay would send {peak} requests within one second (time_scale {time_scale}), above max_rate {}; raise time_scale or max_rate",
+                                m.get_ref()
+                            ),
+                        ));
+                    }
+                    Some(m.into_inner())
+                }
+            };
             return Ok((
                 Workload::Trace {
                     path: p.into_inner(),
@@ -243,6 +263,7 @@ pub(super) fn workload(
                     time_scale,
                     block_tokens,
                     columns,
+                    max_rate,
                 },
                 None,
                 Some(Arc::new(trace)),
