@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The gate on a real engine, counted. For each condition, ROUNDS independent rounds on
 # llama-server (ci/engines/llama-server.sh): a fresh baseline (--repeat 3), then a compare
-# (--repeat 3), and the verdicts tallied.
+# (--repeat $REPEAT, default 3; interleaved: $REPEAT control and $REPEAT candidate runs), and
+# the verdicts tallied.
 #
 #   quiet-8 / quiet-40    nothing changed, quiet machine; 8 = scenarios/llama-server.toml,
 #                         40 = the same with 40 requests
@@ -16,6 +17,7 @@
 #                         switched per arm with --switch 'ci/engines/cpu-quota.sh PID …'.
 #
 #   bash ci/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash ci/engine-gate-check.sh 20 quiet-8 busy-8
+#   REPEAT=6 bash ci/engine-gate-check.sh 20 il-slow15-8
 #
 # Prints one line per round and a tally per condition: false fails (or detections), and how
 # often latency and throughput rows were inconclusive. Not part of .ci/run (a round takes
