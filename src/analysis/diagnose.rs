@@ -99,7 +99,11 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
         let queue = sm.and_then(|m| m.queue_time_mean_s).map(|s| s * 1000.0);
         let prefill = sm.and_then(|m| m.prefill_time_mean_s).map(|s| s * 1000.0);
         let hit = sm.and_then(|m| m.prefix_cache_hit_rate);
-        let shared = matches!(run.scenario.workload, Workload::SharedPrefix { .. });
+        // Repeated prefixes: a shared-prefix workload, or a trace whose own blocks repeat.
+        let shared = matches!(run.scenario.workload, Workload::SharedPrefix { .. })
+            || run
+                .trace_reuse
+                .is_some_and(|r| r.ideal_hit_rate >= Limits::LOW_HIT_RATE);
         let (cause, techniques): (&str, &[&str]) = if shared
             && (!on(run, "prefix_cache") || hit.is_some_and(|h| h < Limits::LOW_HIT_RATE))
         {
@@ -165,9 +169,21 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
                 ],
             )
         };
+        // Prefill compute is named whenever the server's own prefill time is most of TTFT,
+        // whatever the first cause was (a cache that is off *and* slow prefill are two
+        // findings, and the second decides what to try after turning the cache on).
+        let mut also = "";
+        if cause != "prefill compute" {
+            if let Some(p) = prefill.filter(|p| *p > Limits::CAUSE_SHARE * ttft_mean) {
+                evidence.push(format!(
+                    "server prefill time mean {p:.0} ms of TTFT mean {ttft_mean:.0} ms: prefill compute is most of it (chunked prefill, faster attention/GEMM kernels, PD disaggregation)"
+                ));
+                also = ", and prefill compute";
+            }
+        }
         out.push(Finding {
             area: Area::Ttft,
-            title: format!("TTFT high — {cause}"),
+            title: format!("TTFT high — {cause}{also}"),
             evidence,
             techniques: list(techniques),
             conflicts: known_conflicts.clone(),
@@ -329,8 +345,22 @@ mod tests {
         };
         r.vars.insert("prefix_cache".into(), "off".into());
         let f = diagnose(&r);
-        assert_eq!(f[0].title, "TTFT high — repeated prefixes, cache off");
+        // Issue 16: the cache that is off is named, and so is the prefill that takes most of
+        // the TTFT (a real vLLM run: TTFT p50 28.5 s, prefill mean 23 s, only the cache named).
+        assert_eq!(
+            f[0].title,
+            "TTFT high — repeated prefixes, cache off, and prefill compute"
+        );
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("prefill time mean 800 ms")));
         assert_eq!(f[0].techniques[0], "prefix caching (a flag)");
+        r.server_metrics.as_mut().unwrap().prefill_time_mean_s = Some(0.05);
+        assert_eq!(
+            diagnose(&r)[0].title,
+            "TTFT high — repeated prefixes, cache off"
+        );
     }
 
     #[test]
