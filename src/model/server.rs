@@ -25,6 +25,14 @@ pub struct ServerMetrics {
     pub queue_time_p95_s: Option<f64>,
     pub prefill_time_mean_s: Option<f64>,
     pub prefill_time_p95_s: Option<f64>,
+    /// Mean and p95 of the server's per-request decode time (first to last token).
+    #[serde(default)]
+    pub decode_time_mean_s: Option<f64>,
+    #[serde(default)]
+    pub decode_time_p95_s: Option<f64>,
+    /// Δ prompt tokens served from the prefix cache.
+    #[serde(default)]
+    pub cached_prompt_tokens: Option<f64>,
     /// Peak of the 0–1 KV usage gauge over the scrapes.
     pub kv_usage_peak: Option<f64>,
     pub running_peak: Option<f64>,

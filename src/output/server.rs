@@ -41,6 +41,15 @@ pub fn describe(m: &ServerMetrics) -> String {
     if let Some(mean) = m.prefill_time_mean_s {
         parts.push(format!("prefill time mean {:.1} ms", mean * 1e3));
     }
+    if let Some(mean) = m.decode_time_mean_s {
+        parts.push(format!("decode time mean {:.1} ms", mean * 1e3));
+    }
+    if let (Some(c), Some(p)) = (m.cached_prompt_tokens, m.prompt_tokens.filter(|p| *p > 0.0)) {
+        parts.push(format!(
+            "{c:.0} of {p:.0} prompt tokens from cache ({:.0} %)",
+            c / p * 100.0
+        ));
+    }
     if let Some(k) = m.kv_usage_peak {
         parts.push(format!("KV peak {:.0} %", k * 100.0));
     }

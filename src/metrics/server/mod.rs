@@ -157,11 +157,14 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
     let mut m_bounds = std::collections::BTreeMap::new();
     let mut take = |name: &str, q: Option<BucketQuantile>| -> Option<f64> {
         let (v, bucket) = q?.split();
+        // An upper edge of +Inf bounds nothing: no figure (and nothing JSON cannot hold).
+        if !v.is_finite() {
+            return None;
+        }
         if let Some(b) = bucket {
             m_bounds.insert(name.to_string(), b);
         }
-        // An upper edge of +Inf bounds nothing: no figure.
-        v.is_finite().then_some(v)
+        Some(v)
     };
     let (mut queue, mut prefill) = (None, None);
     if let Some((mean, p50, p95)) = hist_delta(first, last, n.queue_time) {
@@ -174,6 +177,8 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
     if let Some((mean, _, p95)) = hist_delta(first, last, n.prefill_time) {
         prefill = Some((mean, take("prefill_time_p95_s", p95)));
     }
+    let decode = hist_delta(first, last, n.decode_time)
+        .map(|(mean, _, p95)| (mean, take("decode_time_p95_s", p95)));
     if let Some((mean, p50, p95)) = queue {
         (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
     }
@@ -181,6 +186,10 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
     if let Some((mean, p95)) = prefill {
         (m.prefill_time_mean_s, m.prefill_time_p95_s) = (Some(mean), p95);
     }
+    if let Some((mean, p95)) = decode {
+        (m.decode_time_mean_s, m.decode_time_p95_s) = (Some(mean), p95);
+    }
+    m.cached_prompt_tokens = delta(first, last, n.cached_prompt_tokens);
     m.bucket_bounds = m_bounds;
     m.prompt_tokens = delta(first, last, n.prompt_tokens);
     m.generation_tokens = delta(first, last, n.generation_tokens);

@@ -6,6 +6,7 @@
 //!   (`vllm:gpu_cache_usage_perc` before V1), `vllm:prefix_cache_queries_total`,
 //!   `vllm:prefix_cache_hits_total`, `vllm:num_preemptions_total`,
 //!   `vllm:request_queue_time_seconds`, `vllm:request_prefill_time_seconds`,
+//!   `vllm:request_decode_time_seconds`, `vllm:prompt_tokens_cached_total`,
 //!   `vllm:spec_decode_num_draft_tokens_total`, `vllm:spec_decode_num_accepted_tokens_total`,
 //!   `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`. The embedded simulator serves
 //!   the same names.
@@ -40,6 +41,9 @@ pub struct Names {
     pub preemptions: &'static [&'static str],
     pub queue_time: &'static [&'static str],
     pub prefill_time: &'static [&'static str],
+    pub decode_time: &'static [&'static str],
+    /// A counter of prompt tokens served from the prefix cache.
+    pub cached_prompt_tokens: &'static [&'static str],
     pub spec_draft: &'static [&'static str],
     pub spec_accepted: &'static [&'static str],
     /// Mean tokens per verification step (a gauge), where there are no counters.
@@ -62,6 +66,8 @@ pub const VLLM: Names = Names {
     preemptions: &["vllm:num_preemptions"],
     queue_time: &["vllm:request_queue_time_seconds"],
     prefill_time: &["vllm:request_prefill_time_seconds"],
+    decode_time: &["vllm:request_decode_time_seconds"],
+    cached_prompt_tokens: &["vllm:prompt_tokens_cached"],
     spec_draft: &["vllm:spec_decode_num_draft_tokens"],
     spec_accepted: &["vllm:spec_decode_num_accepted_tokens"],
     spec_accept_length_gauge: &[],
@@ -81,6 +87,8 @@ pub const SGLANG: Names = Names {
     preemptions: &[],
     queue_time: &["sglang:queue_time_seconds"],
     prefill_time: &[],
+    decode_time: &[],
+    cached_prompt_tokens: &["sglang:cached_tokens"],
     spec_draft: &[],
     spec_accepted: &[],
     spec_accept_length_gauge: &["sglang:spec_accept_length"],
@@ -100,6 +108,8 @@ pub const LLAMACPP: Names = Names {
     preemptions: &[],
     queue_time: &[],
     prefill_time: &[],
+    decode_time: &[],
+    cached_prompt_tokens: &["llamacpp:prompt_tokens_cached"],
     spec_draft: &[
         "llamacpp:tokens_drafted",
         "llamacpp:spec_decode_num_draft_tokens",

@@ -49,6 +49,18 @@ fn vllm_deltas_rates_and_histogram_quantiles() {
         (Some(0.42), Some(3.0), Some(1.0))
     );
     assert_eq!(m.prompt_tokens, Some(10000.0));
+    // Decode time: Δsum 40 s / Δcount 100; p95 (rank 95 of Δbuckets 10, 98, 100) in
+    // (0.3, 0.5], a bucket narrower than the value, so an estimate: 0.3 + 0.2 × 85/88.
+    assert!((m.decode_time_mean_s.unwrap() - 0.4).abs() < 1e-9);
+    assert!((m.decode_time_p95_s.unwrap() - (0.3 + 0.2 * 85.0 / 88.0)).abs() < 1e-9);
+    assert!(!m.bucket_bounds.contains_key("decode_time_p95_s"));
+    assert_eq!(m.cached_prompt_tokens, Some(6100.0));
+    assert!(
+        describe(&m)
+            .contains("decode time mean 400.0 ms, 6100 of 10000 prompt tokens from cache (61 %)"),
+        "{}",
+        describe(&m)
+    );
     assert_eq!(
         describe(&m).split(", ").next(),
         Some("prefix hit rate 61 %")
