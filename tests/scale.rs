@@ -29,23 +29,8 @@ fn json(p: &Path) -> serde_json::Value {
 fn run_dir(addr: std::net::SocketAddr, dir: &Path, keep: &str) -> serde_json::Value {
     let scenario = common::scenario(dir, addr, "", "concurrency = 4\nrequests = 40\nwarmup = 2");
     let out = dir.join(format!("out-{keep}"));
-    let o = bench()
-        .arg("run")
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .args(["--keep-records", keep])
-        .env("CI", "1")
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let mut run = common::run_ok(&scenario, &out, &["--keep-records", keep]);
     let csv = std::fs::read_to_string(out.join("requests.csv")).unwrap();
-    let mut run = json(&out.join("run.json"));
     run["csv_rows"] = (csv.lines().count() - 1).into();
     run
 }

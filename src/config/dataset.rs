@@ -19,23 +19,11 @@ use crate::model::dataset::{Dataset, DatasetEntry, DatasetPrompt};
 use crate::model::scenario::DatasetFormat;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// Reads and checks a dataset file; errors name the file and line.
 pub fn load(path: &Path, format: DatasetFormat) -> Result<Dataset, ScenarioError> {
-    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let sha256 = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let text = String::from_utf8(bytes).map_err(|e| ScenarioError::Other {
-        path: path.to_path_buf(),
-        message: format!("not UTF-8 text ({e})"),
-    })?;
+    let (text, sha256) = super::read_hashed(path)?;
     let (entries, skipped) = match format {
         DatasetFormat::Jsonl => (jsonl(path, &text)?, 0),
         DatasetFormat::Sharegpt => sharegpt(path, &text)?,

@@ -1,5 +1,5 @@
 //! Files and flags → typed configuration, checked before any work starts: scenario files
-//! ([`scenario`], with their JSONL [`dataset`]s), the flags that override them
+//! ([`scenario`], with their [`dataset`]s and [`trace`]s), the flags that override them
 //! ([`overrides`], [`kv`]), one run's whole specification ([`run::RunSpec`]) and the gate's
 //! thresholds ([`thresholds`]). Every error names the file (with line and field) or the flag,
 //! and the fix.
@@ -12,3 +12,24 @@ pub mod scenario;
 pub mod thresholds;
 pub mod trace;
 pub mod values;
+
+/// A data file a scenario names (dataset, trace): its text and the SHA-256 of its bytes (part
+/// of the scenario hash). Not UTF-8 is an error naming the file.
+pub fn read_hashed(
+    path: &std::path::Path,
+) -> Result<(String, String), crate::error::ScenarioError> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|source| crate::error::ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let sha256 = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let text = String::from_utf8(bytes).map_err(|e| crate::error::ScenarioError::Other {
+        path: path.to_path_buf(),
+        message: format!("not UTF-8 text ({e})"),
+    })?;
+    Ok((text, sha256))
+}

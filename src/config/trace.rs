@@ -18,7 +18,6 @@ use crate::error::ScenarioError;
 use crate::model::scenario::TraceColumns;
 use crate::model::trace::{Trace, TraceRow};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// The names a row's fields go by, and the timestamps' unit in ms.
@@ -32,18 +31,7 @@ struct Names<'a> {
 
 /// Reads and checks a trace: Mooncake JSONL, or a table with `columns`.
 pub fn load(path: &Path, columns: Option<&TraceColumns>) -> Result<Trace, ScenarioError> {
-    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let sha256 = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let text = String::from_utf8(bytes).map_err(|e| ScenarioError::Other {
-        path: path.to_path_buf(),
-        message: format!("not UTF-8 text ({e})"),
-    })?;
+    let (text, sha256) = super::read_hashed(path)?;
     let names = match columns {
         None => Names {
             timestamp: "timestamp",

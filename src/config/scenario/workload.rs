@@ -158,14 +158,8 @@ pub(super) fn workload(
             let p = w.path.ok_or_else(|| missing("path"))?;
             let resolved = base_dir.join(p.get_ref());
             let format = w.format.map(Spanned::into_inner).unwrap_or_default();
-            let dataset = crate::config::dataset::load(&resolved, format).map_err(|e| match e {
-                ScenarioError::Read { source, .. } => ctx.at(
-                    p.span(),
-                    "workload.path",
-                    format!("cannot read {}: {source}", resolved.display()),
-                ),
-                other => other,
-            })?;
+            let dataset = crate::config::dataset::load(&resolved, format)
+                .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
             let output_tokens = match (w.output_tokens, request.max_tokens) {
                 (Some(d), _) => d.into_inner(),
                 (None, Some(m)) => LengthDist::Fixed { value: m },
@@ -211,15 +205,8 @@ pub(super) fn workload(
                     })
                 }
             };
-            let trace =
-                crate::config::trace::load(&resolved, columns.as_ref()).map_err(|e| match e {
-                    ScenarioError::Read { source, .. } => ctx.at(
-                        p.span(),
-                        "workload.path",
-                        format!("cannot read {}: {source}", resolved.display()),
-                    ),
-                    other => other,
-                })?;
+            let trace = crate::config::trace::load(&resolved, columns.as_ref())
+                .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
             let time_scale = match w.time_scale {
                 None => 1.0,
                 Some(t) => {
@@ -271,4 +258,17 @@ pub(super) fn workload(
         }
     };
     Ok((w_out, None, None))
+}
+
+/// A data file that cannot be read is an error at `workload.path` in the scenario; any other
+/// error already names the data file's own line.
+fn unreadable(ctx: &Ctx, p: &Spanned<String>, resolved: &Path, e: ScenarioError) -> ScenarioError {
+    match e {
+        ScenarioError::Read { source, .. } => ctx.at(
+            p.span(),
+            "workload.path",
+            format!("cannot read {}: {source}", resolved.display()),
+        ),
+        other => other,
+    }
 }
