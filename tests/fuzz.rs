@@ -317,12 +317,7 @@ fn random_sse_streams_end_in_one_known_outcome_each() {
             let run: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
             let c = &run["summary"]["counts"];
-            let errors: u64 = c["errors"]
-                .as_object()
-                .unwrap()
-                .values()
-                .map(|v| v.as_u64().unwrap())
-                .sum();
+            let errors = common::errors_total(c);
             prop_assert_eq!(c["sent"].as_u64(), Some(PER_RUN));
             prop_assert_eq!(
                 c["ok"].as_u64().unwrap() + errors + c["aborted"].as_u64().unwrap(),
@@ -350,15 +345,7 @@ fn random_sse_streams_end_in_one_known_outcome_each() {
 #[test]
 fn any_cut_of_a_stream_decodes_like_the_whole() {
     use bench::engine::client::sse::SseDecoder;
-    let decode = |reads: &[Vec<u8>]| {
-        let mut d = SseDecoder::new();
-        let mut out = Vec::new();
-        for r in reads {
-            d.feed(r, &mut out);
-        }
-        d.finish(&mut out);
-        out
-    };
+    let decode = |reads: &[Vec<u8>]| SseDecoder::decode_all(reads.iter().map(Vec::as_slice));
     let mut r = runner(5000, 7);
     r.run(&stream(), |reads| {
         let whole = vec![reads.concat()];

@@ -110,12 +110,7 @@ fn sigterm_keeps_the_partial_run_like_ctrl_c() {
     let run = run_json(&out);
     assert_eq!(run["complete"], false);
     let c = &run["summary"]["counts"];
-    let errors: u64 = c["errors"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
+    let errors = common::errors_total(c);
     let (sent, ok, aborted) = (
         c["sent"].as_u64().unwrap(),
         c["ok"].as_u64().unwrap(),

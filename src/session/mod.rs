@@ -148,12 +148,7 @@ impl Session {
         let env = environment::after(env, cpu);
         let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
-        let (summary, hists) = acc.finish(RunCounts {
-            planned: data.planned,
-            not_sent: data.not_sent,
-            peak_concurrency: data.peak_concurrency,
-            itl_us: &data.itl_us,
-        });
+        let (summary, hists) = acc.finish(RunCounts::of(&data));
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),

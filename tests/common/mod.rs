@@ -376,3 +376,14 @@ pub fn run_ok(
     );
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
 }
+
+/// Σ of a run.json `summary.counts.errors` map (every error kind).
+#[allow(dead_code)]
+pub fn errors_total(counts: &serde_json::Value) -> u64 {
+    counts["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}

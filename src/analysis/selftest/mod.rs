@@ -70,9 +70,7 @@ pub struct Reference {
 impl Reference {
     /// Starts `bench selftest --serve 127.0.0.1:0` as a child process and reads its address.
     pub fn spawn(tokens: u32, pace: Duration) -> Result<Reference, BenchError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| BenchError::Runtime(format!("selftest: cannot find bench itself: {e}")))?;
-        let mut cmd = Command::new(exe);
+        let mut cmd = Command::new(bench_exe()?);
         cmd.args(["selftest", "--serve", "127.0.0.1:0", "--tokens"])
             .arg(tokens.to_string());
         if !pace.is_zero() {
@@ -146,15 +144,24 @@ impl Drop for Reference {
     }
 }
 
+/// This binary, to run the reference server and `bench run` as child processes.
+fn bench_exe() -> Result<std::path::PathBuf, BenchError> {
+    std::env::current_exe()
+        .map_err(|e| BenchError::Runtime(format!("selftest: cannot find bench itself: {e}")))
+}
+
 /// CPU time (user + system) this process has used, µs. From /proc/self/stat, so its
-/// resolution is the kernel's clock tick (10 ms at USER_HZ = 100); None off Linux.
+/// resolution is the kernel's clock tick (`sysconf(_SC_CLK_TCK)`, 100 Hz on Linux: 10 ms);
+/// None off Linux.
 pub fn process_cpu_us() -> Option<u64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name (which may hold spaces) closed by the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(ticks * 10_000)
+    // SAFETY: sysconf reads a constant of the running system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks * 1_000_000 / hz as u64)
 }
 
 /// One level: `streams` concurrent streams, measured as the module header says.
@@ -290,10 +297,8 @@ pub fn memory(server: &Reference, requests: u64) -> Result<MemoryRow, BenchError
         source,
     })?;
     let out = dir.join("run");
-    let exe = std::env::current_exe()
-        .map_err(|e| BenchError::Runtime(format!("selftest: cannot find bench itself: {e}")))?;
     let started = Instant::now();
-    let child = Command::new(exe)
+    let child = Command::new(bench_exe()?)
         .arg("run")
         .arg(&scenario)
         .args([

@@ -155,6 +155,18 @@ impl SseDecoder {
         start
     }
 
+    /// Every event of a stream that arrives as `reads`, ended as the stream ends (tests and
+    /// tools; the client feeds read by read).
+    pub fn decode_all<'a>(reads: impl IntoIterator<Item = &'a [u8]>) -> Vec<SseEvent> {
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        for r in reads {
+            d.feed(r, &mut out);
+        }
+        d.finish(&mut out);
+        out
+    }
+
     /// Ends the stream: a final event that lacked its blank line is still dispatched (servers
     /// that close right after the last `data:` line are common), and an unterminated last
     /// line is processed first.
@@ -214,13 +226,7 @@ mod tests {
     use super::*;
 
     fn decode(reads: &[&[u8]]) -> Vec<SseEvent> {
-        let mut d = SseDecoder::new();
-        let mut out = Vec::new();
-        for r in reads {
-            d.feed(r, &mut out);
-        }
-        d.finish(&mut out);
-        out
+        SseDecoder::decode_all(reads.iter().copied())
     }
 
     fn data(ev: &[SseEvent]) -> Vec<String> {

@@ -24,6 +24,18 @@ pub struct RunCounts<'a> {
     pub itl_us: &'a Histogram<u64>,
 }
 
+impl<'a> RunCounts<'a> {
+    /// The runner's counts of `data`.
+    pub fn of(data: &'a crate::engine::runner::RunData) -> RunCounts<'a> {
+        RunCounts {
+            planned: data.planned,
+            not_sent: data.not_sent,
+            peak_concurrency: data.peak_concurrency,
+            itl_us: &data.itl_us,
+        }
+    }
+}
+
 /// A summary under construction.
 pub struct Accumulator {
     slo: Slo,

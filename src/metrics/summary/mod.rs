@@ -106,12 +106,7 @@ pub fn ordered(run: &RunResult, m: Latency) -> Vec<f64> {
 pub fn summarize(data: &RunData, slo: &Slo, ignore_eos: bool) -> (Summary, Histograms) {
     let mut acc = Accumulator::new(slo, ignore_eos);
     data.records.iter().for_each(|r| acc.add(r));
-    acc.finish(RunCounts {
-        planned: data.planned,
-        not_sent: data.not_sent,
-        peak_concurrency: data.peak_concurrency,
-        itl_us: &data.itl_us,
-    })
+    acc.finish(RunCounts::of(data))
 }
 
 /// Whether a successful request met every SLO that is set (TPOT is not checked for a
