@@ -18,6 +18,8 @@ pub fn record(index: u64, outcome: Outcome) -> RequestRecord {
     RequestRecord {
         index,
         warmup: false,
+        session: None,
+        turn: None,
         class: String::new(),
         outcome,
         intended_us: index * 1000,
@@ -55,6 +57,7 @@ pub fn scenario(extra: &str) -> Scenario {
 /// What a runner would have returned for `records`.
 pub fn data(records: Vec<RequestRecord>, peak_concurrency: u64) -> RunData {
     RunData {
+        sessions: None,
         omitted: 0,
         planned: Some(records.len() as u64),
         records,

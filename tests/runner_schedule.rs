@@ -34,6 +34,8 @@ impl Sender for FakeServer {
                 record: RequestRecord {
                     index: spec.index,
                     warmup: spec.warmup,
+                    session: None,
+                    turn: None,
                     class: spec.class,
                     outcome,
                     intended_us: us(ctx.intended),
@@ -61,6 +63,7 @@ impl Sender for FakeServer {
                     error: None,
                 },
                 itl_us: vec![],
+                reply: None,
             }
         }
     }

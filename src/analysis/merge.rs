@@ -11,6 +11,7 @@ use crate::error::BenchError;
 use crate::metrics::summary::summarize;
 use crate::model::hist::{self, new_histogram};
 use crate::model::result::RunResult;
+use crate::model::summary::SessionCounts;
 
 pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
     let bad = |m: String| BenchError::usage(format!("cannot merge: {m}"));
@@ -98,7 +99,21 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         cur += d;
         peak = peak.max(cur);
     }
+    // Shards own whole sessions, so a merged run's session counts are their sums.
+    let per_shard: Vec<&SessionCounts> = runs
+        .iter()
+        .filter_map(|r| r.summary.counts.sessions.as_ref())
+        .collect();
+    let sum = |f: fn(&SessionCounts) -> u64| per_shard.iter().map(|s| f(s)).sum::<u64>();
+    let sessions = (!per_shard.is_empty()).then(|| SessionCounts {
+        planned: per_shard.iter().map(|s| s.planned).sum::<Option<u64>>(),
+        started: sum(|s| s.started),
+        completed: sum(|s| s.completed),
+        ended_early: sum(|s| s.ended_early),
+        turns_skipped: sum(|s| s.turns_skipped),
+    });
     let data = RunData {
+        sessions,
         omitted: 0,
         planned,
         records: records.clone(),

@@ -12,7 +12,9 @@
 //!   approximation of its tokens (vLLM counts them with the model's tokenizer; a word is ≈ 1.3
 //!   tokens of English for Llama-family tokenizers, so these requests ask for somewhat fewer).
 //!   A conversation with no human turn followed by a reply makes no request and is counted as
-//!   skipped (vLLM drops them too); an entry that is not such an object is an error.
+//!   skipped (vLLM drops them too); an entry that is not such an object is an error. A
+//!   conversation workload sends every human turn that a reply answers, in order, as one
+//!   session (each reply's word count its turn's `max_tokens`).
 
 use crate::error::ScenarioError;
 use crate::model::dataset::{Dataset, DatasetEntry, DatasetPrompt};
@@ -104,6 +106,7 @@ fn jsonl(path: &Path, text: &str) -> Result<Vec<DatasetEntry>, ScenarioError> {
             prompt,
             output_tokens,
             line: i + 1,
+            turns: Vec::new(),
         });
     }
     Ok(entries)
@@ -171,19 +174,23 @@ fn sharegpt(path: &Path, text: &str) -> Result<(Vec<DatasetEntry>, usize), Scena
         }
         let human = |f: &str| matches!(f, "human" | "user");
         let reply = |f: &str| matches!(f, "gpt" | "assistant" | "chatgpt" | "bard" | "bing");
-        let pair = parsed.windows(2).find(|w| {
-            human(w[0].0) && reply(w[1].0) && !w[0].1.trim().is_empty() && !w[1].1.trim().is_empty()
-        });
-        match pair {
-            Some(w) => entries.push(DatasetEntry {
-                prompt: DatasetPrompt::Text(w[0].1.to_string()),
-                output_tokens: Some(
-                    w[1].1
-                        .split_whitespace()
-                        .count()
-                        .clamp(1, u32::MAX as usize) as u32,
-                ),
+        let words = |t: &str| t.split_whitespace().count().clamp(1, u32::MAX as usize) as u32;
+        let pairs: Vec<(String, u32)> = parsed
+            .windows(2)
+            .filter(|w| {
+                human(w[0].0)
+                    && reply(w[1].0)
+                    && !w[0].1.trim().is_empty()
+                    && !w[1].1.trim().is_empty()
+            })
+            .map(|w| (w[0].1.to_string(), words(w[1].1)))
+            .collect();
+        match pairs.first() {
+            Some((prompt, out)) => entries.push(DatasetEntry {
+                prompt: DatasetPrompt::Text(prompt.clone()),
+                output_tokens: Some(*out),
                 line,
+                turns: pairs,
             }),
             None => skipped += 1,
         }

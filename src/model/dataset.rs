@@ -16,6 +16,9 @@ pub struct DatasetEntry {
     pub output_tokens: Option<u32>,
     /// 1-based line in the file, for messages.
     pub line: usize,
+    /// ShareGPT: every human turn answered by a reply, in order, with the reply's length in
+    /// words (a multi-turn session sends them one by one); empty for other formats.
+    pub turns: Vec<(String, u32)>,
 }
 
 #[derive(Debug)]

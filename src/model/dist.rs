@@ -86,6 +86,16 @@ impl LengthDist {
             LengthDist::Normal { mean, .. } | LengthDist::LogNormal { mean, .. } => mean,
         }
     }
+
+    /// A short description for reports: `4`, `2–8`, `normal 300 ± 50`, `lognormal 300 ± 50`.
+    pub fn describe(&self) -> String {
+        match *self {
+            LengthDist::Fixed { value } => value.to_string(),
+            LengthDist::Uniform { min, max } => format!("{min}–{max}"),
+            LengthDist::Normal { mean, stddev, .. } => format!("normal {mean} ± {stddev}"),
+            LengthDist::LogNormal { mean, stddev, .. } => format!("lognormal {mean} ± {stddev}"),
+        }
+    }
 }
 
 fn unreachable_dist<T>() -> T {

@@ -98,6 +98,11 @@ impl<'de> Deserialize<'de> for Outcome {
 pub struct RequestRecord {
     pub index: u64,
     pub warmup: bool,
+    /// Conversation runs: the session (0-based) and the turn within it (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
     /// Workload class (`long`, `short`, `prefix-3`, `line-12`) or empty.
     #[serde(default)]
     pub class: String,

@@ -48,6 +48,7 @@ pub enum WorkloadKind {
     LongShortMix,
     Dataset,
     Trace,
+    Conversation,
 }
 
 /// Inter-arrival law for open-loop load.
@@ -242,17 +243,46 @@ pub enum Workload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_rate: Option<f64>,
     },
+    /// Multi-turn sessions: each turn sends the whole history (earlier user messages and the
+    /// assistant's replies as received) plus a new user message; `[load]` counts sessions.
+    Conversation {
+        /// Turns per session (ShareGPT: the conversation's own, capped by this).
+        turns: LengthDist,
+        /// Words of each new user message (synthetic sessions).
+        user_tokens: LengthDist,
+        /// `max_tokens` of each turn (synthetic sessions).
+        output_tokens: LengthDist,
+        /// Pause between receiving a reply and sending the next turn (ms); none when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        think_time_ms: Option<LengthDist>,
+        /// Words of a system prompt every session of the run shares (0: none).
+        #[serde(default)]
+        system_tokens: u32,
+        /// ShareGPT conversations whose human turns (and reply lengths) make the sessions,
+        /// as written in the scenario; the dataset's SHA-256 is part of the hash.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
+    },
+}
+
+impl Workload {
+    pub fn is_conversation(&self) -> bool {
+        matches!(self, Workload::Conversation { .. })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadSpec {
     #[serde(flatten)]
     pub mode: LoadMode,
-    /// Measured requests (warmup excluded).
+    /// Measured requests (warmup excluded) — or, for a conversation workload, measured
+    /// sessions (written `sessions` in the scenario).
     pub requests: Option<u64>,
     /// Bound on the sending phase, warmup included (s).
     pub duration_s: Option<f64>,
-    /// Requests sent first and excluded from every metric.
+    /// Requests (conversation: whole sessions) sent first and excluded from every metric.
     pub warmup: u64,
 }
 

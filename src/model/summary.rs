@@ -44,6 +44,40 @@ pub struct Counts {
     /// role-only chat delta): TTFT is timed at the first chunk with text, not at these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub textless_first_chunk: Option<TextlessFirst>,
+    /// Sessions of a conversation run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionCounts>,
+}
+
+/// A conversation run's sessions (`[workload] type = "conversation"`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionCounts {
+    /// Sessions in the plan, warmup included (absent for an unbounded closed loop).
+    pub planned: Option<u64>,
+    /// Sessions that sent their first turn, warmup included.
+    pub started: u64,
+    /// Sessions whose every turn succeeded.
+    pub completed: u64,
+    /// Sessions ended by a failed turn.
+    pub ended_early: u64,
+    /// Turns never sent because their session had ended at a failed turn (not counted in
+    /// `not_sent`, which is for a stop).
+    pub turns_skipped: u64,
+}
+
+/// One turn index of a conversation run, over its successful measured requests (ms).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSummary {
+    /// 1-based turn within its session.
+    pub turn: u32,
+    /// Measured requests sent at this turn.
+    pub sent: u64,
+    pub ok: u64,
+    pub ttft_p50_ms: f64,
+    pub ttft_p95_ms: f64,
+    pub e2e_p50_ms: f64,
+    /// Mean `usage.prompt_tokens`: the history grows turn by turn.
+    pub prompt_tokens_mean: Option<f64>,
 }
 
 /// How many streams opened with a chunk carrying no text, and how much earlier it came.
@@ -101,6 +135,10 @@ pub struct Summary {
     pub tokens: Tokens,
     pub throughput: Throughput,
     pub latency: Vec<LatencySummary>,
+    /// A conversation run's figures by turn index (TTFT of later turns is where a prefix
+    /// cache shows); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<TurnSummary>,
 }
 
 impl Summary {

@@ -28,13 +28,40 @@ pub fn describe(s: &Scenario) -> String {
             d
         }
     };
+    let unit = if s.workload.is_conversation() {
+        "sessions"
+    } else {
+        "requests"
+    };
     let bound = match (s.load.requests, s.load.duration_s) {
-        (Some(r), Some(d)) => format!("{r} requests or {d} s, whichever first"),
-        (Some(r), None) => format!("{r} requests"),
+        (Some(r), Some(d)) => format!("{r} {unit} or {d} s, whichever first"),
+        (Some(r), None) => format!("{r} {unit}"),
         (None, Some(d)) => format!("{d} s"),
         (None, None) => String::new(),
     };
     let kind = match &s.workload {
+        Workload::Conversation {
+            turns,
+            think_time_ms,
+            path,
+            ..
+        } => {
+            let think = match think_time_ms {
+                Some(t) => format!("think time {} ms", t.describe()),
+                None => "no think time".to_string(),
+            };
+            let source = match (path, &s.dataset) {
+                (Some(_), Some(d)) => format!(
+                    "ShareGPT human turns, {} conversations in the file",
+                    d.entries.len()
+                ),
+                _ => "synthetic messages".to_string(),
+            };
+            format!(
+                "conversation, {} turns a session, {source}, {think}; each turn carries the replies received",
+                turns.describe()
+            )
+        }
         Workload::Synthetic { .. } => "synthetic".to_string(),
         Workload::SharedPrefix { .. } => "shared prefix".to_string(),
         Workload::LongShortMix { .. } => "long/short mix".to_string(),
@@ -90,19 +117,31 @@ pub fn render(plan: &Plan) -> String {
         ),
         None => "the whole run".to_string(),
     };
-    let count = match plan.planned() {
-        Some(n) => format!("{n} requests"),
-        None => "requests until the duration runs out".to_string(),
+    let sessions = plan.generator.sessions().is_some();
+    let unit = if sessions { "sessions" } else { "requests" };
+    let count = match (plan.planned_units(), plan.planned()) {
+        (Some(u), Some(n)) if sessions => {
+            format!("{u} sessions, {n} turns if none fails")
+        }
+        (_, Some(n)) => format!("{n} requests"),
+        _ => format!("{unit} until the duration runs out"),
     };
     let warmup = match plan.warmup {
         0 => "no warmup".to_string(),
         n => format!(
-            "requests 0–{} of the plan are warmup (sent, not measured)",
+            "{unit} 0–{} of the plan are warmup (sent, not measured)",
             n - 1
         ),
     };
     let _ = writeln!(o, "plan for {who}: {count}; {warmup}");
     match &plan.release {
+        Release::Closed { workers } if sessions => {
+            let _ = writeln!(
+                o,
+                "  closed loop: {workers} user{}, each starting its next session when its last one ends",
+                if *workers == 1 { "" } else { "s" }
+            );
+        }
         Release::Closed { workers } => {
             let _ = writeln!(
                 o,
@@ -118,6 +157,12 @@ pub fn render(plan: &Plan) -> String {
         } => {
             if *arrival == Arrival::Trace {
                 let _ = write!(o, "  open loop at the trace's timestamps");
+            } else if sessions {
+                let _ = write!(
+                    o,
+                    "  open loop, {} at {rate_rps} new sessions/s (later turns follow their replies)",
+                    arrival.name()
+                );
             } else {
                 let _ = write!(o, "  open loop, {} at {rate_rps} req/s", arrival.name());
             }
@@ -134,7 +179,8 @@ pub fn render(plan: &Plan) -> String {
                     .fold(0.0, f64::max);
                 let _ = write!(
                     o,
-                    "  intended sends: {:.3} s … {:.3} s from the start",
+                    "  intended {}: {:.3} s … {:.3} s from the start",
+                    if sessions { "session starts" } else { "sends" },
                     first.as_secs_f64(),
                     last.as_secs_f64()
                 );

@@ -48,6 +48,16 @@ pub fn render(run: &RunResult) -> String {
         let _ = write!(line, "; {} planned but not sent", c.not_sent);
     }
     let _ = writeln!(o, "{line}");
+    if let Some(ss) = &c.sessions {
+        let planned = ss
+            .planned
+            .map_or(String::new(), |p| format!(" of {p} planned"));
+        let _ = writeln!(
+            o,
+            "  sessions: {} started{planned} (warmup included), {} completed every turn, {} ended at a failed turn ({} later turns not sent)",
+            ss.started, ss.completed, ss.ended_early, ss.turns_skipped
+        );
+    }
     if let Some(f) = &c.textless_first_chunk {
         let _ = writeln!(
             o,
@@ -131,6 +141,31 @@ pub fn render(run: &RunResult) -> String {
             .map(|v| format!("{:>10}", sig4(*v)))
             .collect();
         let _ = writeln!(o, "  {:<10} {:>6} {}", l.name, l.count, cells.join(" "));
+    }
+    if !s.turns.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "  {:<9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>14}",
+            "turn", "sent", "ok", "ttft p50", "ttft p95", "e2e p50", "prompt tok"
+        );
+        for t in &s.turns {
+            let prompt = t
+                .prompt_tokens_mean
+                .map_or("-".to_string(), |p| format!("{p:.0}"));
+            let _ = writeln!(
+                o,
+                "  {:<9} {:>7} {:>7} {:>10} {:>10} {:>10} {:>14}",
+                t.turn,
+                t.sent,
+                t.ok,
+                sig4(t.ttft_p50_ms),
+                sig4(t.ttft_p95_ms),
+                sig4(t.e2e_p50_ms),
+                prompt
+            );
+        }
+        let _ = writeln!(o, "  by turn: ms over that turn's successful measured requests; prompt tok = mean usage.prompt_tokens (the history grows each turn). Gate a turn with `ttft.p50@turn1`, later turns with `ttft.p50@turn2+`.");
     }
     let _ = writeln!(o);
     for l in &s.latency {

@@ -8,7 +8,11 @@
 //!   loop has none — its intended time is the moment a worker picks the request up.
 //! * **Shard** (`--shard I/N`): this machine's part — indices ≡ I (mod N) at their planned
 //!   times, and its share of a closed loop's concurrency or an open loop's `max_concurrency`.
+//! * **Sessions** ([`conversation`]): in a conversation workload the plan's unit is a session,
+//!   not a request — the open loop's times are session starts, a closed loop's workers are
+//!   users, warmup and shards count whole sessions — and each session sends its turns itself.
 
+pub mod conversation;
 pub mod prompts;
 pub mod schedule;
 
@@ -16,6 +20,7 @@ use crate::error::BenchError;
 use crate::model::scenario::{Arrival, LoadMode, Scenario, Workload};
 use crate::model::shard::Shard;
 use crate::model::trace::Trace;
+use conversation::SessionSpec;
 use prompts::{Generator, RequestSpec};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +39,14 @@ pub enum Release {
     },
     /// Closed loop: this shard's workers, each sending its next request when the last ends.
     Closed { workers: u32 },
+}
+
+/// What the runner releases at one planned time (or one closed-loop pick-up).
+#[derive(Debug, Clone)]
+pub enum Unit {
+    Request(RequestSpec),
+    /// A conversation's session: it sends its turns one after another.
+    Session(SessionSpec),
 }
 
 /// A run's requests and their release, for one shard (or the whole run).
@@ -108,6 +121,16 @@ impl Plan {
     /// duration). An open loop's count is exact; a closed loop bounded by a duration as well
     /// may send fewer.
     pub fn planned(&self) -> Option<u64> {
+        let units = self.planned_units()?;
+        match self.generator.sessions() {
+            None => Some(units),
+            Some(g) => Some((0..units).map(|j| g.turn_count(self.index(j)) as u64).sum()),
+        }
+    }
+
+    /// Units (requests, or a conversation's sessions) this shard will start when the plan
+    /// runs through.
+    pub fn planned_units(&self) -> Option<u64> {
         match &self.release {
             Release::Open { offsets, .. } => Some(offsets.len() as u64),
             Release::Closed { .. } => {
@@ -127,6 +150,14 @@ impl Plan {
     /// Whether index `i` is past the end of a bounded plan.
     pub fn is_past_end(&self, i: u64) -> bool {
         self.total.is_some_and(|t| i >= t)
+    }
+
+    /// Unit `i` of the plan: a request, or a conversation's session.
+    pub fn unit(&self, i: u64) -> Unit {
+        match self.generator.session(i, i < self.warmup) {
+            Some(s) => Unit::Session(s),
+            None => Unit::Request(self.spec(i)),
+        }
     }
 
     /// Request `i`, flagged as warmup when it is one of the first `warmup`.

@@ -8,6 +8,7 @@
 //! the chat template; the real counts come back in `usage.prompt_tokens` and are what the
 //! results report (`--calibrate` / `--tokenizer` make them exact).
 
+use super::conversation::{SessionSpec, Sessions};
 use crate::model::dataset::{Dataset, DatasetPrompt};
 use crate::model::scenario::{DatasetOrder, LengthDist, Scenario, Workload};
 use crate::model::text::{stream_rng, words};
@@ -35,6 +36,10 @@ pub struct RequestSpec {
     pub max_tokens: u32,
     /// `long`/`short` in a mix, `prefix-N` for a shared-prefix group, else empty.
     pub class: String,
+    /// Conversation turns: (session, 1-based turn).
+    pub session: Option<(u64, u32)>,
+    /// The reply's text is needed (a later turn of its session carries it).
+    pub keep_reply: bool,
 }
 
 /// Builds request `i` of a scenario on demand.
@@ -53,6 +58,8 @@ pub struct Generator {
     default_delta: i32,
     /// The run's salt words, leading every synthetic prompt (they count toward its length).
     salt: Option<Arc<String>>,
+    /// A conversation workload's sessions.
+    sessions: Option<Sessions>,
 }
 
 /// Words in a run's salt: with the vocabulary's size, two runs share one with odds below
@@ -96,7 +103,18 @@ impl Generator {
             deltas: Arc::default(),
             default_delta: 0,
             salt: None,
+            sessions: Sessions::new(&s.workload, s.seed, s.dataset.clone()),
         }
+    }
+
+    /// The conversation sessions, for a conversation workload.
+    pub fn sessions(&self) -> Option<&Sessions> {
+        self.sessions.as_ref()
+    }
+
+    /// Session `s` of a conversation workload.
+    pub fn session(&self, s: u64, warmup: bool) -> Option<SessionSpec> {
+        self.sessions.as_ref().map(|g| g.session(s, warmup))
     }
 
     /// Leads every synthetic prompt with [`SALT_WORDS`] words drawn from `nonce` (no effect
@@ -104,6 +122,7 @@ impl Generator {
     pub fn with_salt(mut self, nonce: u64) -> (Generator, String) {
         let salt = words(&mut ChaCha8Rng::seed_from_u64(nonce), SALT_WORDS);
         self.salt = Some(Arc::new(salt.clone()));
+        self.sessions = self.sessions.map(|g| g.with_salt(Arc::new(salt.clone())));
         (self, salt)
     }
 
@@ -134,9 +153,13 @@ impl Generator {
         self
     }
 
-    /// Whether the workload's prompts are synthetic (so their length can be calibrated).
+    /// Whether the workload's prompts are synthetic (so their length can be calibrated): a
+    /// conversation's are not, since later turns carry the replies received.
     pub fn is_synthetic(&self) -> bool {
-        !matches!(self.workload, Workload::Dataset { .. })
+        !matches!(
+            self.workload,
+            Workload::Dataset { .. } | Workload::Conversation { .. }
+        )
     }
 
     fn adjusted(&self, index: u64, n: u32) -> u32 {
@@ -158,6 +181,10 @@ impl Generator {
     }
 
     fn build(&self, index: u64, delta: Option<i32>) -> RequestSpec {
+        // A conversation's index here is a session: its first turn stands for it.
+        if let Some(g) = &self.sessions {
+            return g.session(index, false).request(0, &[]);
+        }
         let adjusted = |n: u32| match delta {
             Some(d) => (n as i64 + d as i64).max(1) as u32,
             None => self.adjusted(index, n),
@@ -248,6 +275,7 @@ impl Generator {
                     String::new(),
                 )
             }
+            Workload::Conversation { .. } => unreachable!("conversations are built by sessions"),
             Workload::Dataset {
                 order,
                 output_tokens,
@@ -278,6 +306,8 @@ impl Generator {
                     input_tokens_target: None,
                     max_tokens: out,
                     class: format!("line-{}", e.line),
+                    session: None,
+                    keep_reply: false,
                 };
             }
         };
@@ -288,6 +318,8 @@ impl Generator {
             input_tokens_target: target,
             max_tokens,
             class,
+            session: None,
+            keep_reply: false,
         }
     }
 }

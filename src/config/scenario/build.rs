@@ -33,7 +33,19 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         Workload::Trace { time_scale, .. } => *time_scale,
         _ => 1.0,
     };
-    let load = super::load::load(ctx, raw.load, trace.as_deref().map(|t| (t, time_scale)))?;
+    let load = super::load::load(
+        ctx,
+        raw.load,
+        trace.as_deref().map(|t| (t, time_scale)),
+        workload.is_conversation(),
+    )?;
+    if workload.is_conversation() && raw.api == Api::Completions {
+        return Err(ctx.at(
+            0..0,
+            "api",
+            "a conversation workload sends chat history: it needs api = \"chat\"",
+        ));
+    }
     let slo = slo(ctx, raw.slo)?;
     if let (Api::Completions, Some(d)) = (raw.api, &dataset) {
         if let Some(line) = d.first_messages_line() {

@@ -14,9 +14,30 @@ pub(super) fn load(
     ctx: &Ctx,
     l: Spanned<RawLoad>,
     trace: Option<(&Trace, f64)>,
+    conversation: bool,
 ) -> Result<LoadSpec, ScenarioError> {
     let span = l.span();
-    let l = l.into_inner();
+    let mut l = l.into_inner();
+    // A conversation run is sized in sessions; `requests` would be ambiguous there.
+    match (conversation, &l.requests, &l.sessions) {
+        (true, Some(r), _) => {
+            return Err(ctx.at(
+                r.span(),
+                "load.requests",
+                "a conversation run counts sessions: write `sessions = N` (each runs its turns); `rate` is then new sessions/s and `concurrency` users",
+            ))
+        }
+        (false, _, Some(s)) => {
+            return Err(ctx.at(
+                s.span(),
+                "load.sessions",
+                "applies only to [workload] type = \"conversation\"; use `requests`",
+            ))
+        }
+        (true, None, Some(_)) => l.requests = l.sessions.take(),
+        _ => {}
+    }
+    let unit = if conversation { "sessions" } else { "requests" };
     if let Some((t, time_scale)) = trace {
         return trace_load(ctx, span, l, t, time_scale);
     }
@@ -81,10 +102,11 @@ pub(super) fn load(
         }
     };
     if let Some(r) = &l.requests {
+        let field = format!("load.{unit}");
         if *r.get_ref() == 0 {
-            return Err(ctx.at(r.span(), "load.requests", "must be at least 1"));
+            return Err(ctx.at(r.span(), &field, "must be at least 1"));
         }
-        check_requests(*r.get_ref()).map_err(|m| ctx.at(r.span(), "load.requests", m))?;
+        check_requests(*r.get_ref()).map_err(|m| ctx.at(r.span(), &field, m))?;
     }
     if let Some(w) = &l.warmup {
         check_warmup(*w.get_ref()).map_err(|m| ctx.at(w.span(), "load.warmup", m))?;
@@ -94,7 +116,7 @@ pub(super) fn load(
         return Err(ctx.at(
             span,
             "load",
-            "needs `requests = N` and/or `duration = \"60s\"` to bound the run",
+            format!("needs `{unit} = N` and/or `duration = \"60s\"` to bound the run"),
         ));
     }
     Ok(LoadSpec {

@@ -64,6 +64,10 @@ pub struct RawWorkload {
     pub block_tokens: Option<Spanned<u32>>,
     pub columns: Option<Spanned<RawColumns>>,
     pub max_rate: Option<Spanned<f64>>,
+    pub turns: Option<Spanned<LengthDist>>,
+    pub user_tokens: Option<Spanned<LengthDist>>,
+    pub think_time_ms: Option<Spanned<LengthDist>>,
+    pub system_tokens: Option<Spanned<u32>>,
     pub salt: Option<Spanned<Salt>>,
 }
 
@@ -92,6 +96,8 @@ pub struct RawLoad {
     pub burstiness: Option<Spanned<f64>>,
     pub max_concurrency: Option<Spanned<u32>>,
     pub requests: Option<Spanned<u64>>,
+    /// Conversation workloads count sessions instead of requests.
+    pub sessions: Option<Spanned<u64>>,
     pub duration: Option<Spanned<String>>,
     pub warmup: Option<Spanned<u64>>,
 }

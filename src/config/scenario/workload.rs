@@ -40,8 +40,17 @@ pub(super) fn workload(
         WorkloadKind::LongShortMix => &["long_fraction", "short", "long"],
         WorkloadKind::Dataset => &["path", "order", "format", "output_tokens"],
         WorkloadKind::Trace => &["path", "time_scale", "block_tokens", "columns", "max_rate"],
+        WorkloadKind::Conversation => &[
+            "turns",
+            "user_tokens",
+            "output_tokens",
+            "think_time_ms",
+            "system_tokens",
+            "path",
+            "format",
+        ],
     };
-    let present: [(&str, Option<Range<usize>>); 15] = [
+    let present: [(&str, Option<Range<usize>>); 19] = [
         ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
         ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
         ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
@@ -57,6 +66,10 @@ pub(super) fn workload(
         ("block_tokens", w.block_tokens.as_ref().map(|s| s.span())),
         ("columns", w.columns.as_ref().map(|s| s.span())),
         ("max_rate", w.max_rate.as_ref().map(|s| s.span())),
+        ("turns", w.turns.as_ref().map(|s| s.span())),
+        ("user_tokens", w.user_tokens.as_ref().map(|s| s.span())),
+        ("think_time_ms", w.think_time_ms.as_ref().map(|s| s.span())),
+        ("system_tokens", w.system_tokens.as_ref().map(|s| s.span())),
     ];
     for (name, sp) in &present {
         if let Some(sp) = sp {
@@ -92,6 +105,7 @@ pub(super) fn workload(
         }
     };
     let w_out = match kind {
+        WorkloadKind::Conversation => return conversation(ctx, span, w, request, base_dir),
         WorkloadKind::Synthetic => Workload::Synthetic {
             input_tokens: w
                 .input_tokens
@@ -258,6 +272,133 @@ pub(super) fn workload(
         }
     };
     Ok((w_out, None, None))
+}
+
+/// `type = "conversation"`: synthetic sessions, or ShareGPT conversations (`path`, `format =
+/// "sharegpt"`) whose human turns and reply lengths replace `user_tokens` and `output_tokens`.
+fn conversation(
+    ctx: &Ctx,
+    span: Range<usize>,
+    w: RawWorkload,
+    request: &RequestParams,
+    base_dir: &Path,
+) -> Result<Loaded, ScenarioError> {
+    let turns = w.turns.ok_or_else(|| {
+        ctx.at(
+            span.clone(),
+            "workload.turns",
+            "is required for type = \"conversation\" (turns per session, e.g. `turns = { dist = \"uniform\", min = 2, max = 8 }`)",
+        )
+    })?;
+    let (lo, hi) = limits::TURNS;
+    check_dist_max(&turns, lo, hi).map_err(|m| ctx.at(turns.span(), "workload.turns", m))?;
+    let system_tokens = match w.system_tokens {
+        None => 0,
+        Some(t) => {
+            in_range_u64(*t.get_ref() as u64, 0, limits::TOKENS_MAX as u64)
+                .map_err(|m| ctx.at(t.span(), "workload.system_tokens", m))?;
+            t.into_inner()
+        }
+    };
+    if let Some(t) = &w.think_time_ms {
+        let (lo, hi) = limits::THINK_TIME_MS;
+        check_dist_max(t, lo, hi).map_err(|m| ctx.at(t.span(), "workload.think_time_ms", m))?;
+    }
+    let think_time_ms = w.think_time_ms.map(Spanned::into_inner);
+    let (path, sha256, dataset, user_tokens, output_tokens) = match w.path {
+        Some(p) => {
+            let format = w.format.map(Spanned::into_inner).unwrap_or_default();
+            if format != DatasetFormat::Sharegpt {
+                return Err(ctx.at(
+                    p.span(),
+                    "workload.format",
+                    "a conversation's `path` must be ShareGPT conversations: set format = \"sharegpt\"",
+                ));
+            }
+            for (name, given) in [
+                ("user_tokens", w.user_tokens.as_ref().map(|s| s.span())),
+                ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
+            ] {
+                if let Some(sp) = given {
+                    return Err(ctx.at(
+                        sp,
+                        &format!("workload.{name}"),
+                        "is not used with a ShareGPT `path`: the recorded turns and replies set the lengths",
+                    ));
+                }
+            }
+            let resolved = base_dir.join(p.get_ref());
+            let d = crate::config::dataset::load(&resolved, format)
+                .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
+            let sha = d.sha256.clone();
+            let one = LengthDist::Fixed { value: 1 };
+            (
+                Some(p.into_inner()),
+                Some(sha),
+                Some(Arc::new(d)),
+                one.clone(),
+                one,
+            )
+        }
+        None => {
+            if let Some(f) = &w.format {
+                return Err(ctx.at(
+                    f.span(),
+                    "workload.format",
+                    "applies only with a ShareGPT `path`",
+                ));
+            }
+            let user = w.user_tokens.ok_or_else(|| {
+                ctx.at(
+                    span.clone(),
+                    "workload.user_tokens",
+                    "is required for type = \"conversation\" without a ShareGPT `path` (words of each new user message)",
+                )
+            })?;
+            let output = match (w.output_tokens, request.max_tokens) {
+                (Some(d), _) => d.into_inner(),
+                (None, Some(m)) => LengthDist::Fixed { value: m },
+                (None, None) => {
+                    return Err(ctx.at(
+                        span,
+                        "workload.output_tokens",
+                        "is required unless request.max_tokens is set",
+                    ))
+                }
+            };
+            (None, None, None, user.into_inner(), output)
+        }
+    };
+    Ok((
+        Workload::Conversation {
+            turns: turns.into_inner(),
+            user_tokens,
+            output_tokens,
+            think_time_ms,
+            system_tokens,
+            path,
+            sha256,
+        },
+        dataset,
+        None,
+    ))
+}
+
+/// A distribution's largest possible draw must lie in `lo..=hi` (turns, think times).
+fn check_dist_max(d: &Spanned<LengthDist>, lo: u64, hi: u64) -> Result<(), String> {
+    let max = match d.get_ref() {
+        LengthDist::Fixed { value } => *value,
+        LengthDist::Uniform { max, .. }
+        | LengthDist::Normal { max, .. }
+        | LengthDist::LogNormal { max, .. } => *max,
+    } as u64;
+    if (lo..=hi).contains(&max) {
+        Ok(())
+    } else {
+        Err(format!(
+            "can draw up to {max}, but must stay within {lo}..={hi} (give a `max`)"
+        ))
+    }
 }
 
 /// A data file that cannot be read is an error at `workload.path` in the scenario; any other

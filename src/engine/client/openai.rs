@@ -66,6 +66,13 @@ pub struct ChunkInfo {
 
 /// Interprets one JSON payload; `Err` means it is not a JSON object we can read.
 pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
+    interpret_into(data, None)
+}
+
+/// [`interpret`], also appending the chunk's reply text (chat `content`, or completions
+/// `text`; reasoning is not part of the reply a client sends back) to `reply` when given —
+/// what a conversation's next turn carries as the assistant's message.
+pub fn interpret_into(data: &[u8], reply: Option<&mut String>) -> Result<ChunkInfo, String> {
     let c: Chunk = serde_json::from_slice(data).map_err(|e| {
         let shown = String::from_utf8_lossy(&data[..data.len().min(120)]).into_owned();
         format!("unreadable chunk ({e}): {shown}")
@@ -88,6 +95,14 @@ pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
         return Ok(info);
     }
     info.text_bytes = c.text_bytes();
+    if let (Some(out), Some(ch)) = (reply, c.choices.first()) {
+        if let Some(t) = &ch.text {
+            out.push_str(t);
+        }
+        if let Some(t) = ch.delta.as_ref().and_then(|d| d.content.as_ref()) {
+            out.push_str(t);
+        }
+    }
     info.finish_reason = c
         .choices
         .first()
@@ -164,6 +179,20 @@ mod tests {
     }
 
     #[test]
+    fn reply_text_is_the_content_without_reasoning() {
+        let mut reply = String::new();
+        for c in [
+            &br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#[..],
+            br#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#,
+            br#"{"choices":[{"delta":{"content":"Hello"}}]}"#,
+            br#"{"choices":[{"delta":{"content":" world"},"finish_reason":"stop"}]}"#,
+        ] {
+            interpret_into(c, Some(&mut reply)).unwrap();
+        }
+        assert_eq!(reply, "Hello world");
+    }
+
+    #[test]
     fn body_asks_for_usage_and_honours_extra() {
         let spec = RequestSpec {
             index: 0,
@@ -172,6 +201,8 @@ mod tests {
             input_tokens_target: Some(1),
             max_tokens: 9,
             class: String::new(),
+            session: None,
+            keep_reply: false,
         };
         let mut params = RequestParams {
             max_tokens: None,

@@ -2,7 +2,7 @@
 //! end in exactly one [`RequestRecord`] — ok, or the kind of failure — whatever the server
 //! does. TTFT, E2E and TPOT are computed here from the *intended* send time.
 
-use super::openai::{interpret, request_body, truncate};
+use super::openai::{interpret_into, request_body, truncate};
 use super::sse::{SseDecoder, SseEvent, MAX_EVENT_BYTES};
 use super::{error_chain, http_client, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
@@ -83,6 +83,8 @@ struct Progress {
     usage: Option<Usage>,
     finish_reason: Option<String>,
     done: bool,
+    /// The reply's text, kept only when a later conversation turn needs it.
+    reply: Option<String>,
 }
 
 impl Progress {
@@ -97,7 +99,8 @@ impl Progress {
                 self.done = true;
                 return Ok(());
             }
-            let info = interpret(&ev.data).map_err(|m| (Outcome::MalformedChunk, m))?;
+            let info = interpret_into(&ev.data, self.reply.as_mut())
+                .map_err(|m| (Outcome::MalformedChunk, m))?;
             if let Some(e) = info.error {
                 return Err((Outcome::ServerError, e));
             }
@@ -139,7 +142,10 @@ impl HttpSender {
         let first_deadline = sent + Duration::from_secs_f64(self.params.first_token_timeout_s);
         let total_deadline = sent + Duration::from_secs_f64(self.params.timeout_s);
         let queue = ctx.queue;
-        let mut p = Progress::default();
+        let mut p = Progress {
+            reply: spec.keep_reply.then(String::new),
+            ..Progress::default()
+        };
 
         let mut req = self
             .http
@@ -307,6 +313,8 @@ impl HttpSender {
         let record = RequestRecord {
             index: spec.index,
             warmup: spec.warmup,
+            session: spec.session.map(|s| s.0),
+            turn: spec.session.map(|s| s.1),
             class: spec.class,
             outcome,
             intended_us: us(ctx.intended.saturating_duration_since(ctx.run_start)),
@@ -334,6 +342,7 @@ impl HttpSender {
         Sent {
             record,
             itl_us: p.itl_us,
+            reply: p.reply,
         }
     }
 }

@@ -22,6 +22,8 @@ pub struct RunCounts<'a> {
     pub peak_concurrency: u64,
     /// Inter-token gaps of measured, successful requests (µs).
     pub itl_us: &'a Histogram<u64>,
+    /// A conversation run's sessions.
+    pub sessions: Option<SessionCounts>,
 }
 
 impl<'a> RunCounts<'a> {
@@ -32,6 +34,7 @@ impl<'a> RunCounts<'a> {
             not_sent: data.not_sent,
             peak_concurrency: data.peak_concurrency,
             itl_us: &data.itl_us,
+            sessions: data.sessions.clone(),
         }
     }
 }
@@ -58,6 +61,68 @@ pub struct Accumulator {
     good: u64,
     start: Option<u64>,
     end: Option<u64>,
+    /// Conversation runs: measured requests by turn index.
+    turns: BTreeMap<u32, TurnAcc>,
+}
+
+/// One turn index's figures under construction.
+struct TurnAcc {
+    sent: u64,
+    ok: u64,
+    hists: BTreeMap<Latency, Histogram<u64>>,
+    prompt_tokens: u64,
+    prompt_n: u64,
+}
+
+impl TurnAcc {
+    fn new() -> TurnAcc {
+        TurnAcc {
+            sent: 0,
+            ok: 0,
+            hists: Latency::GATED
+                .into_iter()
+                .map(|m| (m, new_histogram()))
+                .collect(),
+            prompt_tokens: 0,
+            prompt_n: 0,
+        }
+    }
+
+    fn add(&mut self, r: &RequestRecord) {
+        self.sent += 1;
+        if !r.outcome.is_ok() {
+            return;
+        }
+        self.ok += 1;
+        for (m, h) in self.hists.iter_mut() {
+            if let Some(v) = per_request_us(r, *m) {
+                record_us(h, v);
+            }
+        }
+        if let Some(p) = r.prompt_tokens {
+            self.prompt_tokens = self.prompt_tokens.saturating_add(p);
+            self.prompt_n += 1;
+        }
+    }
+
+    fn summary(&self, turn: u32) -> TurnSummary {
+        let q = |m: Latency, p: f64| {
+            Sample::from_hist(&self.hists[&m])
+                .quantile(p)
+                .unwrap_or(0.0)
+                / 1000.0
+        };
+        TurnSummary {
+            turn,
+            sent: self.sent,
+            ok: self.ok,
+            ttft_p50_ms: q(Latency::Ttft, 0.5),
+            ttft_p95_ms: q(Latency::Ttft, 0.95),
+            e2e_p50_ms: q(Latency::E2e, 0.5),
+            prompt_tokens_mean: (self.prompt_n > 0)
+                .then(|| self.prompt_tokens as f64 / self.prompt_n as f64),
+        }
+    }
 }
 
 impl Accumulator {
@@ -87,6 +152,7 @@ impl Accumulator {
             good: 0,
             start: None,
             end: None,
+            turns: BTreeMap::new(),
         }
     }
 
@@ -112,6 +178,9 @@ impl Accumulator {
         self.start = Some(self.start.map_or(r.intended_us, |s| s.min(r.intended_us)));
         self.end = Some(self.end.map_or(r.end_us, |e| e.max(r.end_us)));
         self.retried += r.retried as u64;
+        if let Some(t) = r.turn {
+            self.turns.entry(t).or_insert_with(TurnAcc::new).add(r);
+        }
         match r.outcome {
             Outcome::Ok => {}
             Outcome::Aborted => self.aborted += 1,
@@ -157,14 +226,16 @@ impl Accumulator {
             ok: self.ok,
             errors: self.errors,
             aborted: self.aborted,
-            not_sent: run
-                .planned
-                .map_or(run.not_sent, |p| p.saturating_sub(self.records)),
+            not_sent: run.planned.map_or(run.not_sent, |p| {
+                let skipped = run.sessions.as_ref().map_or(0, |s| s.turns_skipped);
+                p.saturating_sub(self.records.saturating_add(skipped))
+            }),
             retried: self.retried,
             textless_first_chunk: textless.quantile(0.5).map(|p50| TextlessFirst {
                 requests: textless.len() as u64,
                 gap_p50_ms: p50 / 1000.0,
             }),
+            sessions: run.sessions,
         };
         let tokens = Tokens {
             prompt_tokens: self.prompt_tokens,
@@ -193,14 +264,24 @@ impl Accumulator {
             .into_iter()
             .map(|m| super::latency_summary(m, &Sample::from_hist(&h[&m])))
             .collect();
+        let turns = self.turns.iter().map(|(t, a)| a.summary(*t)).collect();
+        let by_turn = self
+            .turns
+            .into_iter()
+            .flat_map(|(t, a)| a.hists.into_iter().map(move |(m, h)| ((m, t), h)))
+            .collect();
         (
             Summary {
                 counts,
                 tokens,
                 throughput,
                 latency,
+                turns,
             },
-            Histograms { by_metric: h },
+            Histograms {
+                by_metric: h,
+                by_turn,
+            },
         )
     }
 }

@@ -28,20 +28,33 @@ use std::collections::BTreeMap;
 /// The histograms behind a summary, µs.
 pub struct Histograms {
     pub by_metric: BTreeMap<Latency, Histogram<u64>>,
+    /// A conversation run's gated latencies by (latency, turn): what gates a turn scope
+    /// (`ttft.p50@turn2+`) on a run that kept no records.
+    pub by_turn: BTreeMap<(Latency, u32), Histogram<u64>>,
 }
 
 impl Histograms {
-    /// As `run.json` stores them: by [`Latency::hist_key`], V2 + deflate, base64.
+    /// As `run.json` stores them: by [`Latency::hist_key`] (`ttft_us`, and `ttft_us@turn2`
+    /// for a turn), V2 + deflate, base64.
     pub fn encode(&self) -> Result<BTreeMap<String, String>, BenchError> {
-        self.by_metric
+        let keyed = self
+            .by_metric
             .iter()
-            .map(|(m, h)| {
-                hist::encode(h)
-                    .map(|s| (m.hist_key().to_string(), s))
-                    .map_err(BenchError::Runtime)
-            })
+            .map(|(m, h)| (m.hist_key().to_string(), h))
+            .chain(
+                self.by_turn
+                    .iter()
+                    .map(|((m, t), h)| (turn_hist_key(*m, *t), h)),
+            );
+        keyed
+            .map(|(k, h)| hist::encode(h).map(|s| (k, s)).map_err(BenchError::Runtime))
             .collect()
     }
+}
+
+/// The key of turn `t`'s histogram of `m` in `run.json` (`ttft_us@turn2`).
+pub fn turn_hist_key(m: Latency, t: u32) -> String {
+    format!("{}@turn{t}", m.hist_key())
 }
 
 /// A request's value of a per-request latency, µs (`None` for ITL, which has one per gap,

@@ -9,6 +9,7 @@ fn data(records: Vec<RequestRecord>) -> RunData {
     let mut itl = new_histogram();
     itl.record_n(3_333, 9).unwrap();
     RunData {
+        sessions: None,
         omitted: 0,
         planned: Some(records.len() as u64),
         records,

@@ -8,6 +8,13 @@
 //! is recorded as `queue_us` and the latency still counts from the intended time.
 //! *Closed loop* (`concurrency`): N workers, each sending its next request when the previous one
 //! ends; the intended time is the moment the worker picks the request up.
+//! *Sessions* (a conversation workload): what is released — at its planned time, or when a
+//! closed-loop user is free — is a session, which sends its turns one after another: turn
+//! `t + 1` is intended when the think time after turn `t`'s reply has passed (the moment the
+//! task wakes, as a closed loop's pick-up: tokio's 1 ms timer may lengthen a think time but
+//! never adds to a latency), and its request carries the replies received so far. A turn that fails ends its session; the turns it never
+//! sent are counted (`turns_skipped`), not lost. A `max_concurrency` slot is held per turn, not
+//! through the think time.
 //!
 //! Failing: a panic anywhere in the run's own code — generating a request, sending one — is
 //! caught, recorded as the run's `failure`, and stops the run like a stop does: the run is
@@ -22,8 +29,9 @@
 use crate::error::BenchError;
 use crate::model::hist::{new_histogram, record_us};
 use crate::model::record::{Outcome, RequestRecord};
+use crate::model::summary::SessionCounts;
 use crate::plan::prompts::RequestSpec;
-use crate::plan::{Plan, Release};
+use crate::plan::{Plan, Release, Unit};
 use futures_util::FutureExt;
 use hdrhistogram::Histogram;
 use std::future::Future;
@@ -34,6 +42,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
+
+mod session;
+mod timing;
+
+use timing::{clock_is_paused, precise_sleeps, wait_until};
 
 /// How a run is told to stop: no new requests, then (at once, or when the grace runs out)
 /// abort those in flight.
@@ -73,6 +86,8 @@ pub struct SendCtx {
 pub struct Sent {
     pub record: RequestRecord,
     pub itl_us: Vec<u64>,
+    /// The generated text, when the request asked for it ([`RequestSpec::keep_reply`]).
+    pub reply: Option<String>,
 }
 
 /// Anything that can execute one request (the HTTP client, or a fake in tests).
@@ -100,6 +115,8 @@ pub struct RunData {
     pub interrupted: bool,
     /// An internal failure (a panic in bench's own code) that ended the run.
     pub failure: Option<String>,
+    /// A conversation workload's sessions.
+    pub sessions: Option<SessionCounts>,
     pub run_start: Instant,
     pub wall: Duration,
 }
@@ -116,71 +133,23 @@ fn launch<S: Sender>(
     handle: &tokio::runtime::Handle,
     shared: &Arc<Shared<S>>,
     slots: &Option<Arc<Semaphore>>,
-    spec: RequestSpec,
+    unit: Unit,
     intended: Instant,
 ) {
     let shared = shared.clone();
     let slots = slots.clone();
     handle.spawn(async move {
-        let waiting = Instant::now();
-        let _permit = match slots {
-            None => None,
-            Some(s) => tokio::select! {
-                biased;
-                _ = shared.stop.cancelled() => {
-                    shared.counters.not_sent.fetch_add(1, Ordering::SeqCst);
+        match unit {
+            Unit::Request(spec) => {
+                let waiting = Instant::now();
+                let Some(_permit) = shared.slot(&slots, 1).await else {
                     return;
-                }
-                p = s.acquire_owned() => p.ok(),
-            },
-        };
-        shared.one(spec, intended, waiting.elapsed()).await;
-    });
-}
-
-/// Blocks the dispatcher thread until `deadline` (to within a few µs: sleep to [`SPIN`]
-/// before, then spin); false if the run was stopped meanwhile. The thread's timer slack is
-/// set to 1 µs ([`precise_sleeps`]), so a sleep ends within tens of µs of its time and the
-/// spin that covers the rest is short — at 1,600 requests/s a 250 µs spin had cost the client
-/// 15 % of its CPU.
-fn wait_until(deadline: std::time::Instant, stop: &CancellationToken) -> bool {
-    loop {
-        if stop.is_cancelled() {
-            return false;
-        }
-        let now = std::time::Instant::now();
-        if now >= deadline {
-            return true;
-        }
-        let left = deadline - now;
-        if left > SPIN + Duration::from_micros(20) {
-            std::thread::sleep((left - SPIN).min(Duration::from_millis(20)));
-        } else {
-            while std::time::Instant::now() < deadline {
-                std::hint::spin_loop();
+                };
+                shared.one(spec, intended, waiting.elapsed()).await;
             }
-            return true;
+            Unit::Session(s) => shared.session(s, intended, &slots).await,
         }
-    }
-}
-
-/// How long before its time the dispatcher stops sleeping and spins.
-const SPIN: Duration = Duration::from_micros(60);
-
-/// Asks the kernel to end this thread's sleeps within 1 µs of their time instead of its
-/// default 50 µs timer slack (Linux; elsewhere sleeps stay as they are and the spin covers it).
-fn precise_sleeps() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only the calling thread.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
-/// A real monotonic clock (ns resolution) never reads the same value four times running.
-fn clock_is_paused() -> bool {
-    let a = Instant::now();
-    (0..3).all(|_| Instant::now() == a)
+    });
 }
 
 /// Counters the runner reads after every task is gone.
@@ -189,6 +158,10 @@ struct Counters {
     in_flight: AtomicU64,
     peak: AtomicU64,
     not_sent: AtomicU64,
+    sessions_started: AtomicU64,
+    sessions_completed: AtomicU64,
+    sessions_ended_early: AtomicU64,
+    turns_skipped: AtomicU64,
     /// The first internal failure.
     failure: std::sync::Mutex<Option<String>>,
 }
@@ -220,14 +193,56 @@ impl<S: Sender> Shared<S> {
         self.stop.cancel();
     }
 
-    /// Request `i` of the plan, or `None` (the run failed) when making it panicked.
-    fn spec(&self, plan: &Plan, i: u64) -> Option<RequestSpec> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan.spec(i)))
+    /// Unit `i` of the plan, or `None` (the run failed) when making it panicked.
+    fn unit(&self, plan: &Plan, i: u64) -> Option<Unit> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan.unit(i)))
             .map_err(|p| self.fail(format!("building request {i} panicked: {}", panic_text(p))))
             .ok()
     }
 
+    /// A `max_concurrency` slot (`Some(None)` without a cap), or `None` when the run stopped
+    /// first: the `unsent` requests that would have used it are then counted as not sent.
+    async fn slot(
+        &self,
+        slots: &Option<Arc<Semaphore>>,
+        unsent: u64,
+    ) -> Option<Option<tokio::sync::OwnedSemaphorePermit>> {
+        match slots {
+            None => Some(None),
+            Some(s) => tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => {
+                    self.counters.not_sent.fetch_add(unsent, Ordering::SeqCst);
+                    None
+                }
+                p = s.clone().acquire_owned() => Some(p.ok()),
+            },
+        }
+    }
+
+    /// Sends one request and hands its record to the collector.
     async fn one(self: &Arc<Self>, spec: RequestSpec, intended: Instant, queue: Duration) {
+        if let Some(sent) = self.send(spec, intended, queue).await {
+            self.deliver(sent);
+        }
+    }
+
+    /// Hands a record to the collector.
+    fn deliver(&self, sent: Sent) {
+        // The collector outlives every task, so this cannot fail; if it ever did the record
+        // would be lost, so count it as not sent rather than drop it silently.
+        if self.tx.send(sent).is_err() {
+            self.counters.not_sent.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Sends one request; `None` when sending it panicked (the run then fails).
+    async fn send(
+        self: &Arc<Self>,
+        spec: RequestSpec,
+        intended: Instant,
+        queue: Duration,
+    ) -> Option<Sent> {
         let c = &self.counters;
         let n = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         c.peak.fetch_max(n, Ordering::SeqCst);
@@ -244,20 +259,16 @@ impl<S: Sender> Shared<S> {
             .catch_unwind()
             .await;
         c.in_flight.fetch_sub(1, Ordering::SeqCst);
-        let sent = match sent {
-            Ok(s) => s,
+        match sent {
+            Ok(s) => Some(s),
             Err(p) => {
                 c.not_sent.fetch_add(1, Ordering::SeqCst);
-                return self.fail(format!(
+                self.fail(format!(
                     "sending request {index} panicked: {}",
                     panic_text(p)
                 ));
+                None
             }
-        };
-        // The collector outlives every task, so this cannot fail; if it ever did the record
-        // would be lost, so count it as not sent rather than drop it silently.
-        if self.tx.send(sent).is_err() {
-            c.not_sent.fetch_add(1, Ordering::SeqCst);
         }
     }
 }
@@ -313,14 +324,24 @@ pub async fn run<S: Sender>(
     let not_sent = counters.not_sent.load(Ordering::SeqCst);
     // Interrupted means the stop came before the plan was through: a stop after the last
     // request was dispatched changes nothing.
+    let skipped = counters.turns_skipped.load(Ordering::SeqCst);
     let dispatched_all = match planned {
-        Some(p) => kept.total + not_sent >= p && not_sent == 0,
+        Some(p) => kept.total + not_sent + skipped >= p && not_sent == 0,
         None => false,
     };
     let aborted = kept.aborted;
     let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
     let failure = counters.failure.lock().ok().and_then(|f| f.clone());
+    let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
+    let sessions = plan.generator.sessions().map(|_| SessionCounts {
+        planned: plan.planned_units(),
+        started: load(&counters.sessions_started),
+        completed: load(&counters.sessions_completed),
+        ended_early: load(&counters.sessions_ended_early),
+        turns_skipped: load(&counters.turns_skipped),
+    });
     Ok(RunData {
+        sessions,
         not_sent,
         omitted: kept.total - records.len() as u64,
         records,
@@ -349,11 +370,11 @@ fn release_open<S: Sender>(
     // Ends early (the run failed) when a request cannot be built.
     let mut requests = (0..offsets.len()).map_while(move |j| {
         let i = p.index(j as u64);
-        Some((s.spec(&p, i)?, run_start + offsets[j]))
+        Some((s.unit(&p, i)?, run_start + offsets[j]))
     });
     if clock_is_paused() {
         return Ok(tokio::spawn(async move {
-            for (spec, intended) in requests.by_ref() {
+            for (unit, intended) in requests.by_ref() {
                 tokio::select! {
                     biased;
                     _ = shared.stop.cancelled() => break,
@@ -363,7 +384,7 @@ fn release_open<S: Sender>(
                     &tokio::runtime::Handle::current(),
                     &shared,
                     &slots,
-                    spec,
+                    unit,
                     intended,
                 );
             }
@@ -375,11 +396,11 @@ fn release_open<S: Sender>(
         .name("bench-dispatch".into())
         .spawn(move || {
             precise_sleeps();
-            for (spec, intended) in requests {
+            for (unit, intended) in requests {
                 if !wait_until(intended.into_std(), &shared.stop) {
                     break;
                 }
-                launch(&handle, &shared, &slots, spec, intended);
+                launch(&handle, &shared, &slots, unit, intended);
             }
             let _ = done_tx.send(());
         })
@@ -410,9 +431,12 @@ fn release_closed<S: Sender>(
                     if plan.is_past_end(i) {
                         break;
                     }
-                    shared
-                        .one(plan.spec(i), Instant::now(), Duration::ZERO)
-                        .await;
+                    match plan.unit(i) {
+                        Unit::Request(spec) => {
+                            shared.one(spec, Instant::now(), Duration::ZERO).await
+                        }
+                        Unit::Session(s) => shared.session(s, Instant::now(), &None).await,
+                    }
                 }
             })
         })

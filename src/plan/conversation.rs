@@ -1,0 +1,282 @@
+//! Conversation sessions (`[workload] type = "conversation"`): session `s`'s turns, derived
+//! from the seed, and the request each turn sends once the earlier replies are known.
+//!
+//! Session `s` draws from its own ChaCha8 stream, so it is the same whatever shard or order
+//! runs it: its turn count, each turn's new user message (synthetic words, or the recorded
+//! human turns of a ShareGPT conversation), each turn's `max_tokens` and the think time before
+//! it. What it cannot know in advance is the assistant's replies: turn `t`'s request carries
+//! the whole history — the system prompt, every earlier user message *and the reply actually
+//! received to it* — then the new user message, as a chat client does, so a prefix cache sees
+//! the same prefix growth a real conversation gives it.
+//!
+//! Turn `t` (0-based) of session `s` is request index `s × 1,000 + t` (turns are capped at 999),
+//! so indices stay unique and deterministic across shards without counting earlier sessions.
+
+use super::prompts::{Prompt, RequestSpec};
+use crate::model::dataset::Dataset;
+use crate::model::scenario::{LengthDist, Workload};
+use crate::model::text::{stream_rng, words};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Request index stride between sessions: turn `t` of session `s` is `s * TURN_STRIDE + t`.
+pub const TURN_STRIDE: u64 = 1000;
+
+/// Mixed into the seed for session streams, so session `s` never draws request `s`'s words.
+const SESSION_KEY: u64 = 0x7365_7373_696f_6e73;
+/// The stream of the run's shared system prompt.
+const SYSTEM_STREAM: u64 = u64::MAX - (1 << 33);
+
+/// One turn, before the history is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// The new user message.
+    pub user: String,
+    /// Its words (≈ tokens) for a synthetic session.
+    pub user_words: Option<u32>,
+    pub max_tokens: u32,
+    /// Pause after the previous turn's reply before this turn is sent (zero for the first).
+    pub think: Duration,
+}
+
+/// One session of the plan.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// Session number (0-based); its turns are request indices `index × 1,000 + t`.
+    pub index: u64,
+    /// A warmup session: every turn is excluded from the metrics.
+    pub warmup: bool,
+    /// The system prompt every session shares (salted), if any.
+    pub system: Option<Arc<String>>,
+    pub turns: Vec<Turn>,
+    /// ShareGPT: the line the conversation starts on.
+    pub line: Option<usize>,
+}
+
+impl SessionSpec {
+    /// Turn `t`'s request, given the replies received to turns `0..t` (`replies.len() == t`).
+    pub fn request(&self, t: usize, replies: &[String]) -> RequestSpec {
+        let mut messages = Vec::with_capacity(2 * t + 2);
+        if let Some(s) = &self.system {
+            messages.push(json!({"role": "system", "content": s.as_str()}));
+        }
+        for (turn, reply) in self.turns.iter().zip(replies).take(t) {
+            messages.push(json!({"role": "user", "content": turn.user}));
+            messages.push(json!({"role": "assistant", "content": reply}));
+        }
+        let turn = &self.turns[t];
+        messages.push(json!({"role": "user", "content": turn.user}));
+        // Only the first turn's length is known before the run: later ones hold replies.
+        let target = (t == 0).then(|| {
+            turn.user_words.map(|u| {
+                u + self
+                    .system
+                    .as_ref()
+                    .map_or(0, |s| s.split(' ').count() as u32)
+            })
+        });
+        RequestSpec {
+            index: self.index * TURN_STRIDE + t as u64,
+            warmup: self.warmup,
+            prompt: Prompt::Messages(serde_json::Value::Array(messages)),
+            input_tokens_target: target.flatten(),
+            max_tokens: turn.max_tokens,
+            class: String::new(),
+            session: Some((self.index, t as u32 + 1)),
+            keep_reply: t + 1 < self.turns.len(),
+        }
+    }
+}
+
+/// Builds sessions of a conversation workload.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    seed: u64,
+    turns: LengthDist,
+    user_tokens: LengthDist,
+    output_tokens: LengthDist,
+    think_time_ms: Option<LengthDist>,
+    system: Option<Arc<String>>,
+    dataset: Option<Arc<Dataset>>,
+    /// Leads the first user message when there is no system prompt.
+    salt: Option<Arc<String>>,
+}
+
+impl Sessions {
+    /// The sessions of `w` (`None` for another workload type).
+    pub fn new(w: &Workload, seed: u64, dataset: Option<Arc<Dataset>>) -> Option<Sessions> {
+        let Workload::Conversation {
+            turns,
+            user_tokens,
+            output_tokens,
+            think_time_ms,
+            system_tokens,
+            ..
+        } = w
+        else {
+            return None;
+        };
+        let system = (*system_tokens > 0).then(|| {
+            let mut rng = stream_rng(seed ^ SESSION_KEY, SYSTEM_STREAM);
+            Arc::new(words(&mut rng, *system_tokens))
+        });
+        Some(Sessions {
+            seed,
+            turns: turns.clone(),
+            user_tokens: user_tokens.clone(),
+            output_tokens: output_tokens.clone(),
+            think_time_ms: think_time_ms.clone(),
+            system,
+            dataset,
+            salt: None,
+        })
+    }
+
+    /// Leads every session with the run's salt words (the system prompt's, else the first
+    /// user message's), so no run is served from an earlier run's prompt cache.
+    pub fn with_salt(mut self, salt: Arc<String>) -> Sessions {
+        match &self.system {
+            Some(s) => self.system = Some(Arc::new(format!("{salt} {s}"))),
+            None => self.salt = Some(salt),
+        }
+        self
+    }
+
+    /// How many turns session `s` has (cheap: the first draw of its stream).
+    pub fn turn_count(&self, s: u64) -> u32 {
+        let mut rng = stream_rng(self.seed ^ SESSION_KEY, s);
+        let k = self.turns.sample(&mut rng).max(1);
+        match self.conversation(s) {
+            Some((turns, _)) => k.min(turns.len() as u32),
+            None => k,
+        }
+    }
+
+    /// The ShareGPT conversation session `s` replays (they are taken in order, wrapping).
+    fn conversation(&self, s: u64) -> Option<(&[(String, u32)], usize)> {
+        let d = self.dataset.as_ref()?;
+        let e = &d.entries[(s % d.entries.len() as u64) as usize];
+        Some((&e.turns, e.line))
+    }
+
+    /// Session `s`.
+    pub fn session(&self, s: u64, warmup: bool) -> SessionSpec {
+        let mut rng = stream_rng(self.seed ^ SESSION_KEY, s);
+        let k = self.turns.sample(&mut rng).max(1);
+        let recorded = self.conversation(s);
+        let k = recorded.map_or(k, |(turns, _)| k.min(turns.len() as u32));
+        let mut turns = Vec::with_capacity(k as usize);
+        for t in 0..k as usize {
+            let think = match (&self.think_time_ms, t) {
+                (Some(d), 1..) => Duration::from_millis(d.sample(&mut rng) as u64),
+                _ => Duration::ZERO,
+            };
+            let (user, user_words, max_tokens) = match recorded {
+                Some((rec, _)) => (rec[t].0.clone(), None, rec[t].1),
+                None => {
+                    let n = self.user_tokens.sample(&mut rng);
+                    let out = self.output_tokens.sample(&mut rng);
+                    (words(&mut rng, n), Some(n), out)
+                }
+            };
+            turns.push(Turn {
+                user,
+                user_words,
+                max_tokens,
+                think,
+            });
+        }
+        if let (Some(salt), Some(first)) = (&self.salt, turns.first_mut()) {
+            first.user = format!("{salt} {}", first.user);
+            first.user_words = first.user_words.map(|w| w + salt.split(' ').count() as u32);
+        }
+        SessionSpec {
+            index: s,
+            warmup,
+            system: self.system.clone(),
+            turns,
+            line: recorded.map(|(_, line)| line),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn sessions(workload: &str) -> Sessions {
+        let text = format!(
+            "name = \"t\"\nseed = 5\n[workload]\ntype = \"conversation\"\n{workload}\n[load]\nconcurrency = 1\nsessions = 4\n"
+        );
+        let s = crate::config::scenario::parse(&text, Path::new("t.toml")).unwrap();
+        Sessions::new(&s.workload, s.seed, s.dataset.clone()).unwrap()
+    }
+
+    fn messages(r: &RequestSpec) -> Vec<(String, String)> {
+        let Prompt::Messages(serde_json::Value::Array(m)) = &r.prompt else {
+            panic!("{:?}", r.prompt)
+        };
+        m.iter()
+            .map(|m| {
+                (
+                    m["role"].as_str().unwrap().to_string(),
+                    m["content"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_turn_carries_the_history_with_the_replies_received() {
+        let g = sessions(
+            "turns = 3\nuser_tokens = 5\noutput_tokens = 7\nsystem_tokens = 4\nthink_time_ms = 250",
+        );
+        let s = g.session(2, false);
+        assert_eq!((s.turns.len(), g.turn_count(2)), (3, 3));
+        let replies = vec!["first reply".to_string(), "second".to_string()];
+        let r0 = s.request(0, &replies[..0]);
+        let r2 = s.request(2, &replies);
+        assert_eq!((r0.index, r2.index), (2000, 2002));
+        assert_eq!((r0.session, r2.session), (Some((2, 1)), Some((2, 3))));
+        assert!(
+            r0.keep_reply && !r2.keep_reply,
+            "the last turn's reply is not needed"
+        );
+        assert_eq!(r0.input_tokens_target, Some(9));
+        assert_eq!(r2.input_tokens_target, None);
+        let m = messages(&r2);
+        let roles: Vec<&str> = m.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "user", "assistant", "user"]
+        );
+        assert_eq!(
+            (m[2].1.as_str(), m[4].1.as_str()),
+            ("first reply", "second")
+        );
+        // Turn 2's prompt starts with turn 0's: the history is a prefix.
+        assert_eq!(messages(&r0)[..2], m[..2]);
+        assert_eq!(s.turns[0].think, Duration::ZERO);
+        assert_eq!(s.turns[1].think, Duration::from_millis(250));
+        // Deterministic, and sessions differ.
+        assert_eq!(g.session(2, false).turns, s.turns);
+        assert_ne!(g.session(3, false).turns[0].user, s.turns[0].user);
+    }
+
+    #[test]
+    fn the_salt_leads_the_system_prompt_or_else_the_first_message() {
+        let salt = Arc::new("alpha beta".to_string());
+        let g = sessions("turns = 2\nuser_tokens = 3\noutput_tokens = 2").with_salt(salt.clone());
+        let s = g.session(0, false);
+        assert!(s.turns[0].user.starts_with("alpha beta "));
+        assert_eq!(s.turns[0].user_words, Some(5));
+        assert!(!s.turns[1].user.starts_with("alpha beta"));
+        let g = sessions("turns = 2\nuser_tokens = 3\noutput_tokens = 2\nsystem_tokens = 2")
+            .with_salt(salt);
+        let s = g.session(0, false);
+        assert!(s.system.as_ref().unwrap().starts_with("alpha beta "));
+        assert!(!s.turns[0].user.starts_with("alpha beta"));
+    }
+}
