@@ -156,7 +156,7 @@ fn run_counts_every_outcome_and_writes_three_files() {
         .lines()
         .next()
         .unwrap()
-        .starts_with("index,warmup,class,outcome,intended_ms"));
+        .starts_with("index,warmup,class,session,turn,outcome,intended_ms"));
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(summary.lines().any(|l| l.starts_with("ttft,ms,")));
     assert!(summary

@@ -33,8 +33,8 @@ pub mod limits {
     pub const BLOCK_TOKENS: (u64, u64) = (1, 65_536);
     /// Turns of one conversation session (a request index holds session × 1,000 + turn).
     pub const TURNS: (u64, u64) = (1, 999);
-    /// A think time between turns, ms (an hour).
-    pub const THINK_TIME_MS: (u64, u64) = (1, 3_600_000);
+    /// A think time between turns, ms (≈ 33 minutes: the bound every length distribution has).
+    pub const THINK_TIME_MS: (u64, u64) = (1, 2_000_000);
     pub const PREFIX_TOKENS_TOTAL_MAX: u64 = 20_000_000;
     /// SLOs, ms (one day).
     pub const SLO_MS: (f64, f64) = (1e-3, 86_400_000.0);

@@ -135,11 +135,44 @@ impl fmt::Display for Quantile {
     }
 }
 
+/// Which turns of a conversation a latency is taken over: written `turn2` (that turn) or
+/// `turn2+` (that turn and every later one), after an `@` (`ttft.p50@turn2+`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turns {
+    /// 1-based.
+    pub from: u32,
+    /// Only turn `from`, not the ones after it.
+    pub exact: bool,
+}
+
+impl Turns {
+    pub fn contains(self, turn: u32) -> bool {
+        turn == self.from || (!self.exact && turn > self.from)
+    }
+
+    /// `turn2`, `turn2+`.
+    pub fn label(self) -> String {
+        format!("turn{}{}", self.from, if self.exact { "" } else { "+" })
+    }
+
+    pub fn parse(s: &str) -> Option<Turns> {
+        let n = s.strip_prefix("turn")?;
+        let (n, exact) = match n.strip_suffix('+') {
+            Some(n) => (n, false),
+            None => (n, true),
+        };
+        let from: u32 = n.parse().ok().filter(|f| *f >= 1)?;
+        Some(Turns { from, exact })
+    }
+}
+
 /// A figure the gate (and `bench stack`) can judge.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
     /// A quantile of one of [`Latency::GATED`].
     Latency(Latency, Quantile),
+    /// A quantile of one of [`Latency::GATED`] over some turns of a conversation run.
+    TurnLatency(Latency, Quantile, Turns),
     /// Output tokens / measured window (tok/s).
     OutputThroughput,
     /// Successful requests / measured window (req/s).
@@ -151,9 +184,18 @@ pub enum Metric {
 }
 
 /// The names a user can write, for error messages.
-pub const KNOWN_METRICS: &str = "ttft|tpot|e2e.pNN (e.g. ttft.p95, e2e.p99.9), output_throughput, request_throughput, goodput or error_rate";
+pub const KNOWN_METRICS: &str = "ttft|tpot|e2e.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput or error_rate";
 
 impl Metric {
+    /// The latency, quantile and turns of a latency metric.
+    pub fn latency(self) -> Option<(Latency, Quantile, Option<Turns>)> {
+        match self {
+            Metric::Latency(l, q) => Some((l, q, None)),
+            Metric::TurnLatency(l, q, t) => Some((l, q, Some(t))),
+            _ => None,
+        }
+    }
+
     pub fn lower_is_better(self) -> bool {
         !matches!(
             self,
@@ -164,7 +206,7 @@ impl Metric {
     /// The unit its values are reported in.
     pub fn unit(self) -> &'static str {
         match self {
-            Metric::Latency(..) => "ms",
+            Metric::Latency(..) | Metric::TurnLatency(..) => "ms",
             Metric::OutputThroughput => "tok/s",
             Metric::RequestThroughput | Metric::Goodput => "req/s",
             Metric::ErrorRate => "%",
@@ -188,6 +230,15 @@ impl FromStr for Metric {
             "goodput" => Metric::Goodput,
             "error_rate" => Metric::ErrorRate,
             _ => {
+                let (key, turns) = match key.split_once('@') {
+                    Some((k, t)) => (
+                        k,
+                        Some(Turns::parse(t).ok_or_else(|| {
+                            format!("`{key}@{t}`: `{t}` is not a turn scope; write @turnN (that turn) or @turnN+ (it and later ones), N ≥ 1")
+                        })?),
+                    ),
+                    None => (key, None),
+                };
                 let (name, q) = key.split_once('.').ok_or_else(unknown)?;
                 let latency = Latency::from_name(name).ok_or_else(unknown)?;
                 if !Latency::GATED.contains(&latency) {
@@ -196,7 +247,11 @@ impl FromStr for Metric {
                         latency
                     ));
                 }
-                Metric::Latency(latency, Quantile::parse(q).ok_or_else(unknown)?)
+                let q = Quantile::parse(q).ok_or_else(unknown)?;
+                match turns {
+                    Some(t) => Metric::TurnLatency(latency, q, t),
+                    None => Metric::Latency(latency, q),
+                }
             }
         })
     }
@@ -207,6 +262,7 @@ impl Metric {
     pub fn key(self) -> String {
         match self {
             Metric::Latency(l, q) => format!("{}.{}", l.name(), q.label()),
+            Metric::TurnLatency(l, q, t) => format!("{}.{}@{}", l.name(), q.label(), t.label()),
             Metric::OutputThroughput => "output_throughput".into(),
             Metric::RequestThroughput => "request_throughput".into(),
             Metric::Goodput => "goodput".into(),
@@ -242,6 +298,8 @@ mod tests {
     fn names_round_trip_and_unknown_names_are_errors() {
         for key in [
             "ttft.p95",
+            "ttft.p50@turn2+",
+            "e2e.p99.9@turn1",
             "tpot.p50",
             "e2e.p99.9",
             "output_throughput",
@@ -262,6 +320,7 @@ mod tests {
             "ttft.p100",
             "ttft.p0",
             "tpot.pxx",
+            "ttft@turn2",
         ] {
             let e = bad.parse::<Metric>().unwrap_err();
             assert!(
@@ -273,6 +332,25 @@ mod tests {
             .parse::<Metric>()
             .unwrap_err()
             .contains("not judged"));
+        assert_eq!(
+            "ttft.p50@turn2+".parse::<Metric>().unwrap(),
+            Metric::TurnLatency(
+                Latency::Ttft,
+                Quantile::P50,
+                Turns {
+                    from: 2,
+                    exact: false
+                }
+            )
+        );
+        for bad in ["ttft.p50@turn0", "ttft.p50@2", "ttft.p50@turnx+"] {
+            let e = bad.parse::<Metric>().unwrap_err();
+            assert!(e.contains("turn scope"), "{e}");
+        }
+        let t = Turns::parse("turn3").unwrap();
+        assert!(t.contains(3) && !t.contains(4));
+        let t = Turns::parse("turn3+").unwrap();
+        assert!(t.contains(3) && t.contains(9) && !t.contains(2));
         assert_eq!(Latency::from_name("send_lag"), Some(Latency::SendLag));
         assert_eq!(Latency::from_name("ttfb"), None);
     }

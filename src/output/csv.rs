@@ -36,6 +36,8 @@ pub const REQUEST_COLUMNS: &[&str] = &[
     "index",
     "warmup",
     "class",
+    "session",
+    "turn",
     "outcome",
     "intended_ms",
     "sent_ms",
@@ -69,11 +71,13 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
 }
 
 /// One record as a `requests.csv` row.
-fn request_row(r: &RequestRecord) -> [String; 21] {
+fn request_row(r: &RequestRecord) -> [String; 23] {
     [
         r.index.to_string(),
         r.warmup.to_string(),
         escape(&r.class),
+        r.session.map(|s| s.to_string()).unwrap_or_default(),
+        r.turn.map(|t| t.to_string()).unwrap_or_default(),
         r.outcome.name(),
         ms(r.intended_us),
         ms(r.sent_us),

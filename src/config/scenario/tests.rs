@@ -226,3 +226,114 @@ fn a_file_that_is_not_utf8_names_the_line_of_the_bad_byte() {
     assert!(e.contains("latin1.toml:2:19"), "{e}");
     assert!(e.contains("0xE9 is not UTF-8"), "{e}");
 }
+
+const CONVERSATION: &str = r#"
+name = "c"
+
+[workload]
+type = "conversation"
+turns = { dist = "uniform", min = 2, max = 5 }
+user_tokens = 50
+output_tokens = 20
+think_time_ms = 100
+
+[load]
+concurrency = 2
+sessions = 6
+"#;
+
+#[test]
+fn conversations_count_sessions_and_their_errors_name_the_field() {
+    let s = parse(CONVERSATION, Path::new("x.toml")).unwrap();
+    assert!(s.workload.is_conversation());
+    assert_eq!(s.load.requests, Some(6));
+    for (from, to, want) in [
+        (
+            "sessions = 6",
+            "requests = 6",
+            "x.toml:13:12: field `load.requests`: a conversation run counts sessions",
+        ),
+        (
+            "turns = { dist = \"uniform\", min = 2, max = 5 }\n",
+            "",
+            "field `workload.turns`: is required",
+        ),
+        (
+            "max = 5 }",
+            "max = 5000 }",
+            "x.toml:6:9: field `workload.turns`: can draw up to 5000, but must stay within 1..=999",
+        ),
+        (
+            "user_tokens = 50\n",
+            "",
+            "field `workload.user_tokens`: is required for type = \"conversation\" without a ShareGPT `path`",
+        ),
+        (
+            "think_time_ms = 100",
+            "think_time_ms = 5000000",
+            "x.toml:9:17: field `workload.think_time_ms`: a token count must be between 1 and 2000000",
+        ),
+        (
+            "think_time_ms = 100",
+            "prefixes = 3",
+            "field `workload.prefixes`: is not used by type = \"conversation\"",
+        ),
+        (
+            "think_time_ms = 100",
+            "format = \"sharegpt\"",
+            "field `workload.format`: applies only with a ShareGPT `path`",
+        ),
+    ] {
+        let e = err(&CONVERSATION.replace(from, to));
+        assert!(e.contains(want), "{e}\nwant: {want}");
+    }
+    let e = err(&CONVERSATION.replace("name = \"c\"", "name = \"c\"\napi = \"completions\""));
+    assert!(e.contains("needs api = \"chat\""), "{e}");
+    let e = err(&GOOD.replace("requests = 10", "sessions = 10"));
+    assert!(
+        e.contains("field `load.sessions`: applies only to [workload] type = \"conversation\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn sharegpt_conversations_replace_the_synthetic_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chats.json"),
+        r#"[{"conversations": [{"from": "human", "value": "hi there"}, {"from": "gpt", "value": "hello to you"},
+            {"from": "human", "value": "and again"}, {"from": "gpt", "value": "yes"}]}]"#,
+    )
+    .unwrap();
+    let text = CONVERSATION.replace(
+        "user_tokens = 50\noutput_tokens = 20\n",
+        "path = \"chats.json\"\nformat = \"sharegpt\"\n",
+    );
+    let path = dir.path().join("c.toml");
+    let s = parse(&text, &path).unwrap();
+    let d = s.dataset.as_ref().unwrap();
+    assert_eq!(
+        d.entries[0].turns,
+        vec![("hi there".to_string(), 3), ("and again".to_string(), 1)]
+    );
+    let g =
+        crate::plan::conversation::Sessions::new(&s.workload, s.seed, s.dataset.clone()).unwrap();
+    // The conversation's own two turns cap the drawn 2–5.
+    let session = g.session(0, false);
+    assert_eq!(session.turns.len(), 2);
+    assert_eq!(
+        (session.turns[1].user.as_str(), session.turns[1].max_tokens),
+        ("and again", 1)
+    );
+    assert_eq!(session.line, Some(1));
+    let e = parse(
+        &text.replace(
+            "path = \"chats.json\"",
+            "path = \"chats.json\"\nuser_tokens = 5",
+        ),
+        &path,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("is not used with a ShareGPT `path`"), "{e}");
+}

@@ -17,7 +17,7 @@ use super::quantile::Sample;
 use crate::engine::runner::RunData;
 use crate::error::BenchError;
 use crate::model::hist::{self, new_histogram, record_us};
-use crate::model::metric::Latency;
+use crate::model::metric::{Latency, Turns};
 use crate::model::record::RequestRecord;
 use crate::model::result::RunResult;
 use crate::model::scenario::Slo;
@@ -89,25 +89,68 @@ pub fn histogram(records: &[RequestRecord], m: Latency) -> Histogram<u64> {
 
 /// A stored run's values of `m` at HDR resolution: from its records, or from its stored
 /// histogram for ITL and for a run that kept no records (over `--keep-records`; the same
-/// values, since the histograms are built from every record). The gate, `bench stack` and the reports read runs through this, so they
-/// see the numbers the run's own summary was made from.
+/// values, since the histograms are built from every record). The gate, `bench stack` and
+/// the reports read runs through this, so they see the numbers the run's own summary was
+/// made from.
 pub fn sample(run: &RunResult, m: Latency) -> Sample {
+    sample_in(run, m, None)
+}
+
+/// [`sample`] over some turns of a conversation run (all requests when `turns` is `None`;
+/// none for a run that is not a conversation).
+pub fn sample_in(run: &RunResult, m: Latency, turns: Option<Turns>) -> Sample {
     if m == Latency::Itl || run.requests_omitted > 0 {
-        return run
-            .histograms
-            .get(m.hist_key())
-            .and_then(|h| hist::decode(h).ok())
-            .map(|h| Sample::from_hist(&h))
-            .unwrap_or_default();
+        let stored = |key: &str| run.histograms.get(key).and_then(|h| hist::decode(h).ok());
+        let Some(t) = turns else {
+            return stored(m.hist_key())
+                .map(|h| Sample::from_hist(&h))
+                .unwrap_or_default();
+        };
+        let mut all = new_histogram();
+        for (key, text) in &run.histograms {
+            let turn = key
+                .strip_prefix(m.hist_key())
+                .and_then(|k| k.strip_prefix("@turn"))
+                .and_then(|n| n.parse::<u32>().ok());
+            if let (Some(n), Ok(h)) = (turn, hist::decode(text)) {
+                if t.contains(n) {
+                    // Same bounds and precision: adding cannot fail.
+                    let _ = all.add(&h);
+                }
+            }
+        }
+        return Sample::from_hist(&all);
     }
-    Sample::from_hist(&histogram(&run.requests, m))
+    let mut h = new_histogram();
+    for r in run.requests.iter().filter(|r| in_turns(r, turns)) {
+        if counts_for(r, m) {
+            if let Some(v) = per_request_us(r, m) {
+                record_us(&mut h, v);
+            }
+        }
+    }
+    Sample::from_hist(&h)
+}
+
+/// Whether a record is in the turn scope (every record when there is none).
+fn in_turns(r: &RequestRecord, turns: Option<Turns>) -> bool {
+    turns.is_none_or(|t| r.turn.is_some_and(|n| t.contains(n)))
 }
 
 /// A stored run's values of a per-request latency `m` (not ITL) at HDR resolution, in the
 /// order the requests were planned — what a block bootstrap needs.
 pub fn ordered(run: &RunResult, m: Latency) -> Vec<f64> {
+    ordered_in(run, m, None)
+}
+
+/// [`ordered`] over some turns of a conversation run.
+pub fn ordered_in(run: &RunResult, m: Latency, turns: Option<Turns>) -> Vec<f64> {
     let h = new_histogram();
-    let mut rs: Vec<&RequestRecord> = run.requests.iter().filter(|r| counts_for(r, m)).collect();
+    let mut rs: Vec<&RequestRecord> = run
+        .requests
+        .iter()
+        .filter(|r| counts_for(r, m) && in_turns(r, turns))
+        .collect();
     rs.sort_by_key(|r| r.index);
     rs.into_iter()
         .filter_map(|r| per_request_us(r, m))

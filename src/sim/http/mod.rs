@@ -9,6 +9,7 @@
 //! line, keyed by the client's `X-Request-Id`.
 
 mod driver;
+mod inproc;
 mod routes;
 mod stream;
 
@@ -22,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use driver::{drive, Cmd, MetricsState};
+pub use inproc::InProcess;
 use routes::{metrics_text, models, tokenize_route};
 use std::future::Future;
 use std::net::SocketAddr;

@@ -6,8 +6,8 @@
 use super::{min_n_for_quantile, P99_MIN_N};
 use crate::config::thresholds::GateConfig;
 use crate::metrics::quantile::Sample;
-use crate::metrics::summary::{ordered, sample};
-use crate::model::metric::{Latency, Metric, Quantile};
+use crate::metrics::summary::{ordered_in, sample_in};
+use crate::model::metric::{Latency, Metric, Quantile, Turns};
 use crate::model::result::RunResult;
 use crate::model::scenario::LoadMode;
 use crate::verdict::stats::bootstrap::{block_length, se_blocks, se_one};
@@ -119,7 +119,8 @@ pub fn estimate(
     cfg: &GateConfig,
 ) -> Estimated {
     match metric {
-        Metric::Latency(l, q) => latency(base, cand, l, q, cfg),
+        Metric::Latency(l, q) => latency(base, cand, l, q, None, cfg),
+        Metric::TurnLatency(l, q, t) => latency(base, cand, l, q, Some(t), cfg),
         Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput => {
             rate(base, cand, metric)
         }
@@ -170,14 +171,20 @@ fn coupled_workers(run: &RunResult) -> Option<u32> {
     }
 }
 
-fn run_estimate(run: &RunResult, l: Latency, p: f64, cfg: &GateConfig, seed: u64) -> RunEstimate {
-    let sample = sample(run, l);
+fn run_estimate(
+    run: &RunResult,
+    (l, turns): (Latency, Option<Turns>),
+    p: f64,
+    cfg: &GateConfig,
+    seed: u64,
+) -> RunEstimate {
+    let sample = sample_in(run, l, turns);
     let log_q = sample.quantile(p).filter(|q| *q > 0.0).map(f64::ln);
     // A run without records (over --keep-records) has no order to cut blocks from: its
     // requests are resampled one by one (see the stats module header for why that is safe).
     let se = match coupled_workers(run) {
         Some(w) if sample.len() >= 2 && run.requests_omitted == 0 => {
-            let values = ordered(run, l);
+            let values = ordered_in(run, l, turns);
             se_blocks(
                 &values,
                 p,
@@ -201,15 +208,19 @@ fn latency(
     cand: &[RunResult],
     l: Latency,
     q: Quantile,
+    turns: Option<Turns>,
     cfg: &GateConfig,
 ) -> Estimated {
     let p = q.p();
-    let metric = Metric::Latency(l, q);
+    let metric = match turns {
+        Some(t) => Metric::TurnLatency(l, q, t),
+        None => Metric::Latency(l, q),
+    };
     let seed = hash_seed(&metric.key(), cfg.seed);
     let arm = |runs: &[RunResult]| -> Vec<RunEstimate> {
         runs.iter()
             .enumerate()
-            .map(|(i, r)| run_estimate(r, l, p, cfg, seed.wrapping_add(i as u64)))
+            .map(|(i, r)| run_estimate(r, (l, turns), p, cfg, seed.wrapping_add(i as u64)))
             .collect()
     };
     let (b, c) = (arm(base), arm(cand));

@@ -12,7 +12,6 @@ pub mod estimate;
 
 use crate::config::thresholds::{GateConfig, Threshold};
 use crate::model::comparison::{Row, Verdict};
-use crate::model::metric::Metric;
 use crate::model::result::RunResult;
 use crate::verdict::decide::{decide, needed_n};
 use crate::verdict::stats::exact::requests_to_bound;
@@ -217,7 +216,7 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
                 r.threshold
             ),
         },
-        _ if matches!(r.metric, Metric::Latency(..)) => {
+        _ if r.metric.latency().is_some() => {
             match needed_n(r.n_baseline.min(r.n_candidate), r.critical, r.floor) {
                 Some(k) => format!("the requests are too few: ≈ {k} successful requests per arm would resolve {}", r.threshold),
                 None => "needs more requests".into(),

@@ -1,0 +1,175 @@
+//! Conversation runs in virtual time: the runner and the conversation plan drive the
+//! simulator's engine directly (no HTTP) under tokio's paused clock, so every latency is the
+//! model's exact answer. With the prefix cache on, a later turn prefills only what is new
+//! since the last one (the reply and the new message), so its TTFT stays near turn 1's and
+//! drops far below what the same turn costs with the cache off, where the whole growing
+//! history is prefilled every turn and TTFT rises with it.
+
+use bench::engine::runner::{run, SendCtx, Sender, Sent};
+use bench::metrics::summary::summarize;
+use bench::model::record::{Outcome, RequestRecord};
+use bench::model::scenario::Slo;
+use bench::model::summary::Summary;
+use bench::model::text::vocab_word;
+use bench::plan::prompts::{Prompt, RequestSpec};
+use bench::plan::Plan;
+use bench::sim::http::InProcess;
+use bench::sim::SimOptions;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Sends chat requests to the in-process engine, replying with vocabulary words, and keeps
+/// every prompt it saw by request index.
+struct SimSender {
+    sim: InProcess,
+    prompts: Mutex<Vec<(u64, Vec<u64>, String)>>,
+}
+
+impl Sender for SimSender {
+    async fn send(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
+        let sent = Instant::now();
+        let Prompt::Messages(m) = &spec.prompt else {
+            panic!("a conversation sends chat messages")
+        };
+        let tokens = bench::sim::tokenize::chat(m).unwrap();
+        let times = self
+            .sim
+            .generate(tokens.clone(), spec.max_tokens, true)
+            .await;
+        let reply: String = (0..times.len())
+            .map(|i| vocab_word(spec.index as usize * 7 + i))
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.prompts
+            .lock()
+            .unwrap()
+            .push((spec.index, tokens.clone(), reply.clone()));
+        let us = |t: Instant| t.saturating_duration_since(ctx.run_start).as_micros() as u64;
+        let since = |t: &Instant| t.saturating_duration_since(ctx.intended).as_micros() as u64;
+        let (ttft, e2e) = (times.first().map(since), times.last().map(since));
+        Sent {
+            record: RequestRecord {
+                index: spec.index,
+                warmup: spec.warmup,
+                session: spec.session.map(|s| s.0),
+                turn: spec.session.map(|s| s.1),
+                class: spec.class,
+                outcome: if times.is_empty() {
+                    Outcome::EmptyOutput
+                } else {
+                    Outcome::Ok
+                },
+                intended_us: us(ctx.intended),
+                sent_us: us(sent),
+                end_us: us(Instant::now()),
+                retried: false,
+                queue_us: 0,
+                send_lag_us: us(sent).saturating_sub(us(ctx.intended)),
+                ttft_us: ttft,
+                e2e_us: e2e,
+                tpot_us: None,
+                prompt_tokens: Some(tokens.len() as u64),
+                output_tokens: times.len() as u64,
+                output_tokens_from_usage: true,
+                usage_rejected: false,
+                max_tokens: spec.max_tokens,
+                input_tokens_target: spec.input_tokens_target,
+                content_chunks: times.len() as u32,
+                preamble_chunks: 0,
+                first_event_us: ttft,
+                finish_reason: Some("length".into()),
+                error: None,
+            },
+            itl_us: vec![],
+            reply: spec.keep_reply.then_some(reply),
+        }
+    }
+}
+
+/// 12 sessions of 4 turns (300-word messages, 16-token replies, 200 ms think time) from 3
+/// users against the simulator with the prefix cache `on` or `off`.
+async fn conversation(prefix_cache: &str) -> (Summary, Vec<(u64, Vec<u64>, String)>) {
+    let s = bench::config::scenario::parse(
+        "name = \"c\"\nseed = 3\n[request]\nignore_eos = true\n[workload]\ntype = \"conversation\"\nturns = 4\nuser_tokens = 300\noutput_tokens = 16\nthink_time_ms = 200\n[load]\nconcurrency = 3\nsessions = 12\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let mut opts = SimOptions::profile("small-gpu").unwrap();
+    opts.set("prefix_cache", prefix_cache).unwrap();
+    let sender = Arc::new(SimSender {
+        sim: InProcess::start(opts).unwrap(),
+        prompts: Mutex::new(Vec::new()),
+    });
+    let plan = Plan::new(&s, None).unwrap();
+    assert_eq!(plan.planned(), Some(48));
+    let data = run(
+        sender.clone(),
+        &plan,
+        Duration::from_secs(1),
+        CancellationToken::new(),
+        None,
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let sessions = data.sessions.clone().unwrap();
+    assert_eq!((sessions.started, sessions.completed), (12, 12));
+    let (summary, _) = summarize(&data, &Slo::default(), true);
+    let prompts = std::mem::take(&mut *sender.prompts.lock().unwrap());
+    (summary, prompts)
+}
+
+fn ttft_p50(s: &Summary, turn: u32) -> f64 {
+    s.turns.iter().find(|t| t.turn == turn).unwrap().ttft_p50_ms
+}
+
+#[tokio::test(start_paused = true)]
+async fn later_turns_ttft_drops_with_the_prefix_cache_and_grows_without_it() {
+    let (on, prompts) = conversation("on").await;
+    let (off, _) = conversation("off").await;
+    assert_eq!(on.turns.len(), 4);
+    for t in &on.turns {
+        assert_eq!((t.sent, t.ok), (12, 12), "turn {}", t.turn);
+    }
+    // The history grows turn by turn: ≈ 300 words + a 16-token reply + the template each.
+    let grown = |s: &Summary, t: usize| s.turns[t].prompt_tokens_mean.unwrap();
+    assert!(grown(&on, 3) > grown(&on, 0) + 900.0);
+    let (on1, on4) = (ttft_p50(&on, 1), ttft_p50(&on, 4));
+    let (off1, off4) = (ttft_p50(&off, 1), ttft_p50(&off, 4));
+    eprintln!("TTFT p50 turn 1 → 4: cache on {on1} → {on4} ms, off {off1} → {off4} ms");
+    assert!(
+        off4 > off1 * 1.5,
+        "cache off: turn 4 TTFT {off4} ms should grow past turn 1's {off1} ms"
+    );
+    assert!(
+        on4 < on1 * 1.5,
+        "cache on: turn 4 TTFT {on4} ms should stay near turn 1's {on1} ms (only the new part is prefilled)"
+    );
+    assert!(
+        on4 < off4 * 0.5,
+        "turn 4 TTFT should drop with the cache on ({on4} ms) against off ({off4} ms)"
+    );
+    assert_eq!(on.counts.sent, 48);
+
+    // Each turn's prompt is the last turn's prompt, then the reply received to it, then more:
+    // the history is sent as received, so the server sees it as a prefix.
+    let by_index: std::collections::BTreeMap<u64, (Vec<u64>, String)> =
+        prompts.into_iter().map(|(i, p, r)| (i, (p, r))).collect();
+    for s in 0..12u64 {
+        for t in 1..4u64 {
+            let (prev, reply) = &by_index[&(s * 1000 + t - 1)];
+            let (now, _) = &by_index[&(s * 1000 + t)];
+            // The previous prompt ends with the assistant header the reply follows.
+            assert_eq!(&now[..prev.len()], &prev[..], "session {s} turn {t}");
+            let reply_ids = &bench::sim::tokenize::text(reply)[1..]; // without <bos>
+            assert_eq!(
+                &now[prev.len()..prev.len() + reply_ids.len()],
+                reply_ids,
+                "session {s} turn {t} carries the reply received"
+            );
+        }
+    }
+}
