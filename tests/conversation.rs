@@ -173,3 +173,122 @@ async fn later_turns_ttft_drops_with_the_prefix_cache_and_grows_without_it() {
         }
     }
 }
+
+/// Answers at once with a one-word reply, except that turn 2 of session 1 gets a 500.
+struct FailingTurn;
+
+impl Sender for FailingTurn {
+    async fn send(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let fail = spec.session == Some((1, 2));
+        let us = |t: Instant| t.saturating_duration_since(ctx.run_start).as_micros() as u64;
+        let now = us(Instant::now());
+        let lat = now - us(ctx.intended);
+        Sent {
+            record: RequestRecord {
+                index: spec.index,
+                warmup: spec.warmup,
+                session: spec.session.map(|s| s.0),
+                turn: spec.session.map(|s| s.1),
+                class: spec.class,
+                outcome: if fail {
+                    Outcome::Http(500)
+                } else {
+                    Outcome::Ok
+                },
+                intended_us: us(ctx.intended),
+                sent_us: us(ctx.intended),
+                end_us: now,
+                retried: false,
+                queue_us: 0,
+                send_lag_us: 0,
+                ttft_us: Some(lat),
+                e2e_us: Some(lat),
+                tpot_us: None,
+                prompt_tokens: Some(1),
+                output_tokens: 1,
+                output_tokens_from_usage: true,
+                usage_rejected: false,
+                max_tokens: spec.max_tokens,
+                input_tokens_target: None,
+                content_chunks: 1,
+                preamble_chunks: 0,
+                first_event_us: None,
+                finish_reason: None,
+                error: None,
+            },
+            itl_us: vec![],
+            reply: spec.keep_reply.then(|| "ok".to_string()),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_turn_ends_its_session_and_every_turn_is_accounted_for() {
+    let s = bench::config::scenario::parse(
+        "name = \"c\"\n[workload]\ntype = \"conversation\"\nturns = 5\nuser_tokens = 3\noutput_tokens = 2\n[load]\nrate = 10\nsessions = 4\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let plan = Plan::new(&s, None).unwrap();
+    let data = run(
+        Arc::new(FailingTurn),
+        &plan,
+        Duration::from_secs(1),
+        CancellationToken::new(),
+        None,
+        |_| {},
+    )
+    .await
+    .unwrap();
+    assert!(data.complete());
+    let ss = data.sessions.clone().unwrap();
+    assert_eq!(
+        (
+            ss.planned,
+            ss.started,
+            ss.completed,
+            ss.ended_early,
+            ss.turns_skipped
+        ),
+        (Some(4), 4, 3, 1, 3)
+    );
+    let (summary, _) = summarize(&data, &Slo::default(), true);
+    let c = &summary.counts;
+    // 20 planned turns = 17 sent + 3 skipped after the failure; none "not sent".
+    assert_eq!((c.planned, c.sent, c.ok, c.not_sent), (Some(20), 17, 16, 0));
+    assert_eq!(c.errors.get("http_500"), Some(&1));
+    assert_eq!(summary.turns[1].sent, 4);
+    assert_eq!(summary.turns[2].sent, 3);
+}
+
+#[test]
+fn shards_keep_whole_sessions() {
+    let s = bench::config::scenario::parse(
+        "name = \"c\"\n[workload]\ntype = \"conversation\"\nturns = { dist = \"uniform\", min = 1, max = 6 }\nuser_tokens = 3\noutput_tokens = 2\n[load]\nrate = 10\nsessions = 9\n",
+        Path::new("c.toml"),
+    )
+    .unwrap();
+    let whole = Plan::new(&s, None).unwrap();
+    let mut turns = 0;
+    let mut seen = Vec::new();
+    for k in 0..2 {
+        let p = Plan::new(&s, Some(bench::model::shard::Shard { index: k, count: 2 })).unwrap();
+        turns += p.planned().unwrap();
+        for j in 0..p.planned_units().unwrap() {
+            let bench::plan::Unit::Session(sess) = p.unit(p.index(j)) else {
+                panic!("a conversation plan's units are sessions")
+            };
+            // The shard sends every turn of the session it owns.
+            let whole_session = match whole.unit(sess.index) {
+                bench::plan::Unit::Session(w) => w,
+                _ => unreachable!(),
+            };
+            assert_eq!(sess.turns, whole_session.turns);
+            seen.push(sess.index);
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, (0..9).collect::<Vec<_>>());
+    assert_eq!(Some(turns), whole.planned());
+}

@@ -331,6 +331,58 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
             "measured requests that ended in this error".into(),
         ));
     }
+    if let Some(ss) = &c.sessions {
+        for (name, v, def) in [
+            (
+                "sessions.started",
+                ss.started,
+                "sessions that sent their first turn, warmup included",
+            ),
+            (
+                "sessions.completed",
+                ss.completed,
+                "sessions whose every turn succeeded",
+            ),
+            (
+                "sessions.ended_early",
+                ss.ended_early,
+                "sessions ended by a failed turn",
+            ),
+            (
+                "sessions.turns_skipped",
+                ss.turns_skipped,
+                "turns never sent because their session had ended",
+            ),
+        ] {
+            rows.push((name.into(), "sessions".into(), v.to_string(), def.into()));
+        }
+    }
+    for t in &s.turns {
+        for (what, v, def) in [
+            (
+                "ttft.p50",
+                t.ttft_p50_ms,
+                "TTFT p50 of this turn's successful measured requests",
+            ),
+            (
+                "ttft.p95",
+                t.ttft_p95_ms,
+                "TTFT p95 of this turn's successful measured requests",
+            ),
+            (
+                "e2e.p50",
+                t.e2e_p50_ms,
+                "E2E p50 of this turn's successful measured requests",
+            ),
+        ] {
+            rows.push((
+                format!("{what}@turn{}", t.turn),
+                "ms".into(),
+                format!("{v:.3}"),
+                def.into(),
+            ));
+        }
+    }
     rows
 }
 

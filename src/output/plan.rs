@@ -6,6 +6,11 @@ use std::fmt::Write;
 
 /// One line: the scenario's workload, load and bounds.
 pub fn describe(s: &Scenario) -> String {
+    let (unit, per_s) = if s.workload.is_conversation() {
+        ("sessions", "new sessions/s")
+    } else {
+        ("requests", "req/s")
+    };
     let load = match &s.load.mode {
         LoadMode::Closed { concurrency } => format!("closed loop, concurrency {concurrency}"),
         LoadMode::Open {
@@ -17,7 +22,7 @@ pub fn describe(s: &Scenario) -> String {
             let mut d = if *arrival == Arrival::Trace {
                 format!("open loop at the trace's timestamps (mean {rate_rps:.2} req/s)")
             } else {
-                format!("open loop, {rate_rps} req/s {}", arrival.name())
+                format!("open loop, {rate_rps} {per_s} {}", arrival.name())
             };
             if *arrival == Arrival::Gamma {
                 d.push_str(&format!(" (burstiness {burstiness})"));
@@ -27,11 +32,6 @@ pub fn describe(s: &Scenario) -> String {
             }
             d
         }
-    };
-    let unit = if s.workload.is_conversation() {
-        "sessions"
-    } else {
-        "requests"
     };
     let bound = match (s.load.requests, s.load.duration_s) {
         (Some(r), Some(d)) => format!("{r} {unit} or {d} s, whichever first"),
@@ -187,9 +187,10 @@ pub fn render(plan: &Plan) -> String {
                 if gaps > 0 && span > 0.0 {
                     let _ = write!(
                         o,
-                        "; mean gap {:.1} ms ({:.2} req/s as planned), largest {:.1} ms",
+                        "; mean gap {:.1} ms ({:.2} {} as planned), largest {:.1} ms",
                         span / gaps as f64 * 1000.0,
                         gaps as f64 / span,
+                        if sessions { "sessions/s" } else { "req/s" },
                         largest * 1000.0
                     );
                 }

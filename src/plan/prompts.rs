@@ -153,6 +153,16 @@ impl Generator {
         self
     }
 
+    /// Whether prompts start with the run's salt: synthetic text does, and so do synthetic
+    /// conversations; text from a file (a dataset, ShareGPT conversations) is sent as written.
+    pub fn takes_salt(&self) -> bool {
+        match &self.workload {
+            Workload::Dataset { .. } => false,
+            Workload::Conversation { path, .. } => path.is_none(),
+            _ => true,
+        }
+    }
+
     /// Whether the workload's prompts are synthetic (so their length can be calibrated): a
     /// conversation's are not, since later turns carry the replies received.
     pub fn is_synthetic(&self) -> bool {

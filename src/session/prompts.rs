@@ -14,7 +14,7 @@ use crate::plan::Plan;
 /// one run (`--start-at`) derive the salt from the shared start and seed, so they share it.
 pub fn salt(spec: &RunSpec, generator: Generator) -> (Generator, Option<String>) {
     let s = &spec.scenario;
-    if s.salt != Salt::PerRun || !generator.is_synthetic() {
+    if s.salt != Salt::PerRun || !generator.takes_salt() {
         return (generator, None);
     }
     let nonce = match spec.start_at {
@@ -40,13 +40,23 @@ pub async fn calibrated(
     target: &Target,
 ) -> (Generator, String) {
     if !generator.is_synthetic() {
+        let conversation = generator.sessions().is_some();
         if spec.calibrate {
-            eprintln!("note: --calibrate applies to synthetic prompts; dataset prompts are sent as written");
+            eprintln!(
+                "note: --calibrate applies to synthetic single-turn prompts; {}",
+                if conversation {
+                    "a conversation's later turns carry the replies received, so their lengths are the server's"
+                } else {
+                    "dataset prompts are sent as written"
+                }
+            );
         }
-        return (
-            generator,
-            "dataset text as given; token counts from server usage".into(),
-        );
+        let how = if conversation {
+            "conversation: each turn carries the history with the replies received; token counts from server usage"
+        } else {
+            "dataset text as given; token counts from server usage"
+        };
+        return (generator, how.into());
     }
     if !spec.calibrate {
         return (generator, APPROXIMATE.into());

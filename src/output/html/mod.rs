@@ -75,6 +75,16 @@ fn summary_table(r: &RunResult) -> String {
         let _ = write!(o, "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td></tr>", l.name, l.count, l.mean, l.p50, l.p90, l.p95, l.p99, l.max);
     }
     o.push_str("</table>");
+    if !r.summary.turns.is_empty() {
+        o.push_str("<h3>By turn (conversation)</h3><table><tr><th>turn</th><th>sent</th><th>ok</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>E2E p50 (ms)</th><th>mean prompt tokens</th></tr>");
+        for t in &r.summary.turns {
+            let prompt = t
+                .prompt_tokens_mean
+                .map_or("-".to_string(), |p| format!("{p:.0}"));
+            let _ = write!(o, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{prompt}</td></tr>", t.turn, t.sent, t.ok, t.ttft_p50_ms, t.ttft_p95_ms, t.e2e_p50_ms);
+        }
+        o.push_str("</table>");
+    }
     o
 }
 
