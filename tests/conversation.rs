@@ -210,7 +210,7 @@ impl Sender for FailingTurn {
                 output_tokens_from_usage: true,
                 usage_rejected: false,
                 max_tokens: spec.max_tokens,
-                input_tokens_target: None,
+                input_tokens_target: spec.input_tokens_target,
                 content_chunks: 1,
                 preamble_chunks: 0,
                 first_event_us: None,
@@ -291,4 +291,57 @@ fn shards_keep_whole_sessions() {
     seen.sort();
     assert_eq!(seen, (0..9).collect::<Vec<_>>());
     assert_eq!(Some(turns), whole.planned());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trace_session_sends_each_turn_its_delay_after_the_previous_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.jsonl"),
+        concat!(
+            "{\"session_id\": \"a\", \"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
+            "{\"timestamp\": 100, \"input_length\": 5, \"output_length\": 2}\n",
+            "{\"session_id\": \"a\", \"delay\": 250, \"input_length\": 20, \"output_length\": 2, \"hash_ids\": [1, 2]}\n",
+        ),
+    )
+    .unwrap();
+    let path = dir.path().join("t.toml");
+    let s = bench::config::scenario::parse(
+        "name = \"t\"\n[workload]\ntype = \"trace\"\npath = \"t.jsonl\"\nblock_tokens = 8\n[load]\n",
+        &path,
+    )
+    .unwrap();
+    let plan = Plan::new(&s, None).unwrap();
+    assert_eq!((plan.planned_units(), plan.planned()), (Some(2), Some(3)));
+    let data = run(
+        Arc::new(FailingTurn),
+        &plan,
+        Duration::from_secs(1),
+        CancellationToken::new(),
+        None,
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let mut r = data.records.clone();
+    r.sort_by_key(|q| q.index);
+    // Row indices, session and turn as the trace gives them.
+    let got: Vec<_> = r
+        .iter()
+        .map(|q| (q.index, q.session, q.turn, q.input_tokens_target))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, Some(0), Some(1), Some(10)),
+            (1, Some(1), Some(1), Some(5)),
+            (2, Some(0), Some(2), Some(20))
+        ]
+    );
+    // Turn 1 at 0 ms, replied at 10 ms; turn 2 intended 250 ms later. Row 1 at 100 ms.
+    assert_eq!(
+        r.iter().map(|q| q.intended_us).collect::<Vec<_>>(),
+        [0, 100_000, 260_000]
+    );
+    assert_eq!(data.sessions.unwrap().completed, 2);
 }

@@ -11,6 +11,12 @@
 //!   keys; timestamps in `unit` (default ms); no prefix structure unless a JSONL row also has
 //!   `hash_ids`.
 //!
+//! * **Sessions** (either shape, as AIPerf reads Mooncake traces): rows with the same
+//!   `session_id` are the turns of one session, in file order. Its first row is sent at its
+//!   `timestamp`; every later one takes no `timestamp` but an optional `delay` (ms, default
+//!   0) and is sent that long after the previous turn's reply ended. Each row's prompt is its
+//!   own (its `hash_ids` already hold the history), and a failed turn ends the session.
+//!
 //! Other keys and columns are ignored. Every error names the file, the line and the field,
 //! before anything is sent.
 
@@ -63,11 +69,88 @@ pub fn load(path: &Path, columns: Option<&TraceColumns>) -> Result<Trace, Scenar
             message: "the trace has no requests".into(),
         });
     }
+    let (rows, units) = sessions(path, &names, rows)?;
     Ok(Trace {
         path: path.to_path_buf(),
-        rows,
+        rows: rows.into_iter().map(|r| r.row).collect(),
+        units,
         sha256,
     })
+}
+
+/// A row as read, before sessions are resolved.
+struct Parsed {
+    row: TraceRow,
+    timestamp_ms: Option<f64>,
+    session: Option<String>,
+}
+
+/// Groups rows into units (sessions, or single rows) and checks the timing rules: a unit's
+/// first row has a `timestamp`, not earlier than the previous unit's; a later turn has none
+/// but may have a `delay`.
+fn sessions(
+    path: &Path,
+    names: &Names,
+    mut rows: Vec<Parsed>,
+) -> Result<(Vec<Parsed>, Vec<Vec<usize>>), ScenarioError> {
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    let mut open: std::collections::HashMap<String, usize> = Default::default();
+    let mut last_start: Option<(f64, usize)> = None;
+    let ts = names.timestamp;
+    for i in 0..rows.len() {
+        let line = rows[i].row.line;
+        let bad = |field: &str, message: String| invalid(path, line, Some(field), message);
+        let later = rows[i].session.as_ref().and_then(|s| open.get(s).copied());
+        match later {
+            Some(u) => {
+                if rows[i].timestamp_ms.is_some() {
+                    return Err(bad(
+                        ts,
+                        format!(
+                            "is not used on a later turn of session `{}`: it is sent `delay` ms after the previous turn's reply",
+                            rows[i].session.as_deref().unwrap_or_default()
+                        ),
+                    ));
+                }
+                rows[i].row.timestamp_ms = rows[units[u][0]].row.timestamp_ms;
+                units[u].push(i);
+            }
+            None => {
+                if rows[i].row.delay_ms.is_some() {
+                    return Err(bad(
+                        "delay",
+                        "applies only to a later turn of a session (a row whose `session_id` an earlier row has); this row is sent at its `timestamp`".into(),
+                    ));
+                }
+                let t = rows[i].timestamp_ms.ok_or_else(|| {
+                    bad(
+                        ts,
+                        format!(
+                            "is required (the send time, {} from the trace's start)",
+                            names.unit
+                        ),
+                    )
+                })?;
+                if let Some((prev, prev_line)) = last_start {
+                    if t < prev {
+                        return Err(bad(
+                            ts,
+                            format!(
+                                "goes back in time ({t} ms after {prev} ms on line {prev_line}); sort the trace by timestamp"
+                            ),
+                        ));
+                    }
+                }
+                last_start = Some((t, line));
+                rows[i].row.timestamp_ms = t;
+                if let Some(s) = &rows[i].session {
+                    open.insert(s.clone(), units.len());
+                }
+                units.push(vec![i]);
+            }
+        }
+    }
+    Ok((rows, units))
 }
 
 fn invalid(path: &Path, line: usize, field: Option<&str>, message: String) -> ScenarioError {
@@ -80,8 +163,8 @@ fn invalid(path: &Path, line: usize, field: Option<&str>, message: String) -> Sc
     }
 }
 
-fn jsonl_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, ScenarioError> {
-    let mut rows: Vec<TraceRow> = Vec::new();
+fn jsonl_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<Parsed>, ScenarioError> {
+    let mut rows: Vec<Parsed> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -91,13 +174,12 @@ fn jsonl_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, S
         let obj = v
             .as_object()
             .ok_or_else(|| invalid(path, i + 1, None, "each line must be a JSON object".into()))?;
-        let row = parse_row(path, i + 1, |k| obj.get(k).cloned(), names, rows.last())?;
-        rows.push(row);
+        rows.push(parse_row(path, i + 1, |k| obj.get(k).cloned(), names)?);
     }
     Ok(rows)
 }
 
-fn csv_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, ScenarioError> {
+fn csv_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<Parsed>, ScenarioError> {
     let mut r = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
@@ -122,7 +204,7 @@ fn csv_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, Sce
             ));
         }
     }
-    let mut rows: Vec<TraceRow> = Vec::new();
+    let mut rows: Vec<Parsed> = Vec::new();
     for rec in r.records() {
         let rec = rec.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line() as usize);
@@ -143,56 +225,62 @@ fn csv_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<TraceRow>, Sce
                 _ => Value::String(cell.to_string()),
             })
         };
-        rows.push(parse_row(path, line, get, names, rows.last())?);
+        rows.push(parse_row(path, line, get, names)?);
     }
     Ok(rows)
 }
 
-/// One row from its fields (`get` by name), checked against the row before.
+/// One row from its fields (`get` by name); the timing rules that involve other rows are
+/// [`sessions`]'.
 fn parse_row(
     path: &Path,
     line: usize,
     get: impl Fn(&str) -> Option<Value>,
     names: &Names,
-    prev: Option<&TraceRow>,
-) -> Result<TraceRow, ScenarioError> {
+) -> Result<Parsed, ScenarioError> {
     let bad = |field: &str, message: String| invalid(path, line, Some(field), message);
     let ts = names.timestamp;
     let timestamp_ms = match get(ts) {
-        Some(t) => t
-            .as_f64()
-            .map(|t| t * names.ms_per_unit)
-            .filter(|t| t.is_finite() && *t >= 0.0 && *t <= 1e12)
-            .ok_or_else(|| {
-                bad(
-                    ts,
-                    format!(
-                        "must be a time in {} from the trace's start, up to 1e12 ms (got {t})",
-                        names.unit
-                    ),
-                )
-            })?,
-        None => {
+        Some(t) => Some(
+            t.as_f64()
+                .map(|t| t * names.ms_per_unit)
+                .filter(|t| t.is_finite() && *t >= 0.0 && *t <= 1e12)
+                .ok_or_else(|| {
+                    bad(
+                        ts,
+                        format!(
+                            "must be a time in {} from the trace's start, up to 1e12 ms (got {t})",
+                            names.unit
+                        ),
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    let session = match get("session_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(other) => {
             return Err(bad(
-                ts,
-                format!(
-                    "is required (the send time, {} from the trace's start)",
-                    names.unit
-                ),
+                "session_id",
+                format!("must be a string or a number (got {other})"),
             ))
         }
     };
-    if let Some(prev) = prev {
-        if timestamp_ms < prev.timestamp_ms {
-            return Err(bad(
-                ts,
-                format!(
-                    "goes back in time ({timestamp_ms} ms after {} ms on line {}); sort the trace by timestamp",
-                    prev.timestamp_ms, prev.line
-                ),
-            ));
-        }
-    }
+    let delay_ms = match get("delay") {
+        None | Some(Value::Null) => None,
+        Some(d) => Some(
+            d.as_f64()
+                .filter(|d| d.is_finite() && (0.0..=limits_delay_ms()).contains(d))
+                .ok_or_else(|| {
+                    bad(
+                        "delay",
+                        format!("must be ms from 0 to {} (got {d})", limits_delay_ms()),
+                    )
+                })?,
+        ),
+    };
     let length = |keys: &[&str]| -> Result<u32, ScenarioError> {
         let (key, v) = keys
             .iter()
@@ -236,13 +324,23 @@ fn parse_row(
             ))
         }
     };
-    Ok(TraceRow {
+    Ok(Parsed {
+        row: TraceRow {
+            timestamp_ms: 0.0,
+            delay_ms,
+            input_tokens,
+            output_tokens,
+            hash_ids,
+            line,
+        },
         timestamp_ms,
-        input_tokens,
-        output_tokens,
-        hash_ids,
-        line,
+        session,
     })
+}
+
+/// The longest `delay` between turns, ms (a day).
+fn limits_delay_ms() -> f64 {
+    86_400_000.0
 }
 
 #[cfg(test)]
@@ -301,6 +399,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.csv:3:1: field `in`"), "{e}");
+    }
+
+    #[test]
+    fn sessions_group_rows_and_later_turns_take_a_delay() {
+        let t = load(concat!(
+            "{\"session_id\": \"a\", \"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
+            "{\"timestamp\": 100, \"input_length\": 5, \"output_length\": 2}\n",
+            "{\"session_id\": \"a\", \"delay\": 250, \"input_length\": 20, \"output_length\": 2, \"hash_ids\": [1, 2]}\n",
+            "{\"session_id\": 7, \"timestamp\": 150, \"input_length\": 8, \"output_length\": 2}\n",
+            "{\"session_id\": \"a\", \"input_length\": 30, \"output_length\": 2}\n",
+        ))
+        .unwrap();
+        assert!(t.has_sessions());
+        assert_eq!(t.units, vec![vec![0, 2, 4], vec![1], vec![3]]);
+        assert_eq!(
+            (t.rows[2].delay_ms, t.rows[4].delay_ms),
+            (Some(250.0), None)
+        );
+        assert_eq!(
+            t.rows[4].timestamp_ms, 0.0,
+            "a later turn carries its session's start"
+        );
+        assert_eq!(t.unit_start_ms(2), 150.0);
+        // Units start in order even though a session's later turns come after other rows.
+        let reuse = t.reuse(1);
+        assert_eq!((reuse.rows, reuse.blocks, reuse.reused_blocks), (3, 3, 1));
+        for (text, want) in [
+            (
+                "{\"session_id\": \"a\", \"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n{\"session_id\": \"a\", \"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n",
+                "t.jsonl:2:1: field `timestamp`: is not used on a later turn of session `a`",
+            ),
+            (
+                "{\"timestamp\": 0, \"delay\": 5, \"input_length\": 1, \"output_length\": 1}\n",
+                "t.jsonl:1:1: field `delay`: applies only to a later turn of a session",
+            ),
+            (
+                "{\"session_id\": \"a\", \"input_length\": 1, \"output_length\": 1}\n",
+                "t.jsonl:1:1: field `timestamp`: is required",
+            ),
+            (
+                "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n{\"session_id\": \"b\", \"delay\": -1, \"input_length\": 1, \"output_length\": 1}\n",
+                "t.jsonl:2:1: field `delay`: must be ms from 0",
+            ),
+            (
+                "{\"timestamp\": 0, \"session_id\": [1], \"input_length\": 1, \"output_length\": 1}\n",
+                "t.jsonl:1:1: field `session_id`: must be a string or a number",
+            ),
+        ] {
+            let e = load(text).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}\nwant: {want}");
+        }
     }
 
     #[test]

@@ -9,8 +9,10 @@ use std::path::PathBuf;
 /// One request of a trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceRow {
-    /// Send time, ms from the trace's start.
+    /// Send time, ms from the trace's start (a later turn of a session: its session's start).
     pub timestamp_ms: f64,
+    /// A later turn of a session: sent this long after the previous turn's reply ended (ms).
+    pub delay_ms: Option<f64>,
     pub input_tokens: u32,
     pub output_tokens: u32,
     /// Ids of the prompt's consecutive blocks of `block_tokens` tokens (the last may be
@@ -24,6 +26,10 @@ pub struct TraceRow {
 pub struct Trace {
     pub path: PathBuf,
     pub rows: Vec<TraceRow>,
+    /// What is released at a timestamp, in order: the row indices of each session (rows
+    /// sharing a `session_id`, in file order), or one row alone. One row each when the trace
+    /// has no sessions.
+    pub units: Vec<Vec<usize>>,
     /// SHA-256 of the file's bytes.
     pub sha256: String,
 }
@@ -41,12 +47,21 @@ pub struct TraceReuse {
 }
 
 impl Trace {
-    /// The most rows sent within any one second of the replay, at `time_scale`.
+    /// Whether some rows are later turns of a session (`session_id`, `delay`).
+    pub fn has_sessions(&self) -> bool {
+        self.units.len() < self.rows.len()
+    }
+
+    /// When unit `u` starts (its first row's timestamp), ms.
+    pub fn unit_start_ms(&self, u: usize) -> f64 {
+        self.rows[self.units[u][0]].timestamp_ms
+    }
+
+    /// The most units (requests, or sessions' first turns) started within any one second of
+    /// the replay, at `time_scale`.
     pub fn peak_rate(&self, time_scale: f64) -> f64 {
-        let t: Vec<f64> = self
-            .rows
-            .iter()
-            .map(|r| r.timestamp_ms * time_scale)
+        let t: Vec<f64> = (0..self.units.len())
+            .map(|u| self.unit_start_ms(u) * time_scale)
             .collect();
         let (mut start, mut best) = (0, 0);
         for end in 0..t.len() {
@@ -58,13 +73,15 @@ impl Trace {
         best as f64
     }
 
-    /// [`TraceReuse`] of the first `n` rows. Only a request's *leading* run of known blocks
-    /// can hit a prefix cache, so a block counts as reused when it and every block before it
-    /// in the same prompt were sent before.
+    /// [`TraceReuse`] of the rows of the first `n` units, in file order. Only a request's
+    /// *leading* run of known blocks can hit a prefix cache, so a block counts as reused when
+    /// it and every block before it in the same prompt were sent before.
     pub fn reuse(&self, n: usize) -> TraceReuse {
+        let mut rows: Vec<usize> = self.units.iter().take(n).flatten().copied().collect();
+        rows.sort_unstable();
         let mut seen: HashSet<u64> = HashSet::new();
         let (mut blocks, mut reused) = (0u64, 0u64);
-        for r in self.rows.iter().take(n) {
+        for r in rows.iter().map(|i| &self.rows[*i]) {
             let mut prefix = true;
             for id in &r.hash_ids {
                 blocks += 1;
@@ -74,7 +91,7 @@ impl Trace {
             seen.extend(r.hash_ids.iter().copied());
         }
         TraceReuse {
-            rows: n.min(self.rows.len()) as u64,
+            rows: rows.len() as u64,
             blocks,
             reused_blocks: reused,
             ideal_hit_rate: if blocks > 0 {
@@ -93,6 +110,7 @@ mod tests {
     fn row(ids: &[u64]) -> TraceRow {
         TraceRow {
             timestamp_ms: 0.0,
+            delay_ms: None,
             input_tokens: 1,
             output_tokens: 1,
             hash_ids: ids.to_vec(),
@@ -110,6 +128,7 @@ mod tests {
                 row(&[5, 2]),
                 row(&[1, 2, 3, 6]),
             ],
+            units: (0..4).map(|i| vec![i]).collect(),
             sha256: String::new(),
         };
         // Row 2 reuses 1, 2; row 3 none (5 is new, so 2 is not a prefix hit); row 4 reuses 1, 2, 3.

@@ -72,10 +72,19 @@ pub fn describe(s: &Scenario) -> String {
         } => match &s.trace {
             Some(t) => {
                 let n = s.load.requests.unwrap_or(0).saturating_add(s.load.warmup) as usize;
+                let sessions = if t.has_sessions() {
+                    format!(
+                        " ({} rows; sessions' later turns follow their replies)",
+                        t.rows.len()
+                    )
+                } else {
+                    String::new()
+                };
+                let what = if t.has_sessions() { "units" } else { "rows" };
                 format!(
-                    "trace replay, {} of its {} rows, time × {time_scale}, {block_tokens}-token blocks, ideal prefix hit rate {:.1} %",
-                    n.min(t.rows.len()),
-                    t.rows.len(),
+                    "trace replay, {} of its {} {what}{sessions}, time × {time_scale}, {block_tokens}-token blocks, ideal prefix hit rate {:.1} %",
+                    n.min(t.units.len()),
+                    t.units.len(),
                     t.reuse(n).ideal_hit_rate * 100.0
                 )
             }
@@ -117,7 +126,7 @@ pub fn render(plan: &Plan) -> String {
         ),
         None => "the whole run".to_string(),
     };
-    let sessions = plan.generator.sessions().is_some();
+    let sessions = plan.generator.has_sessions();
     let unit = if sessions { "sessions" } else { "requests" };
     let count = match (plan.planned_units(), plan.planned()) {
         (Some(u), Some(n)) if sessions => {

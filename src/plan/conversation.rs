@@ -11,6 +11,9 @@
 //!
 //! Turn `t` (0-based) of session `s` is request index `s × 1,000 + t` (turns are capped at 999),
 //! so indices stay unique and deterministic across shards without counting earlier sessions.
+//! A trace's sessions (rows sharing a `session_id`) are sessions too, but each turn is its
+//! trace row's request as it stands ([`Turn::fixed`]; index = row), sent `delay` after the
+//! previous reply.
 
 use super::prompts::{Prompt, RequestSpec};
 use crate::model::dataset::Dataset;
@@ -38,6 +41,22 @@ pub struct Turn {
     pub max_tokens: u32,
     /// Pause after the previous turn's reply before this turn is sent (zero for the first).
     pub think: Duration,
+    /// A trace session's turn: this request as it stands (its prompt already holds the
+    /// history), rather than one built from the replies.
+    pub fixed: Option<Box<RequestSpec>>,
+}
+
+impl Turn {
+    /// A turn sent as `spec` is, `think` after the previous reply.
+    pub fn fixed(spec: RequestSpec, think: Duration) -> Turn {
+        Turn {
+            user: String::new(),
+            user_words: None,
+            max_tokens: spec.max_tokens,
+            think,
+            fixed: Some(Box::new(spec)),
+        }
+    }
 }
 
 /// One session of the plan.
@@ -57,6 +76,13 @@ pub struct SessionSpec {
 impl SessionSpec {
     /// Turn `t`'s request, given the replies received to turns `0..t` (`replies.len() == t`).
     pub fn request(&self, t: usize, replies: &[String]) -> RequestSpec {
+        if let Some(spec) = &self.turns[t].fixed {
+            return RequestSpec {
+                session: Some((self.index, t as u32 + 1)),
+                keep_reply: false,
+                ..(**spec).clone()
+            };
+        }
         let mut messages = Vec::with_capacity(2 * t + 2);
         if let Some(s) = &self.system {
             messages.push(json!({"role": "system", "content": s.as_str()}));
@@ -185,6 +211,7 @@ impl Sessions {
                 user_words,
                 max_tokens,
                 think,
+                fixed: None,
             });
         }
         if let (Some(salt), Some(first)) = (&self.salt, turns.first_mut()) {

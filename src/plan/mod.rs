@@ -122,10 +122,11 @@ impl Plan {
     /// may send fewer.
     pub fn planned(&self) -> Option<u64> {
         let units = self.planned_units()?;
-        match self.generator.sessions() {
-            None => Some(units),
-            Some(g) => Some((0..units).map(|j| g.turn_count(self.index(j)) as u64).sum()),
-        }
+        Some(
+            (0..units)
+                .map(|j| self.generator.turn_count(self.index(j)) as u64)
+                .sum(),
+        )
     }
 
     /// Units (requests, or a conversation's sessions) this shard will start when the plan
@@ -174,19 +175,18 @@ impl Plan {
     }
 }
 
-/// A trace's send offsets: each row's timestamp from the first row's, × `time_scale`, for the
-/// first `total` rows that fall inside `duration_s`.
+/// A trace's send offsets: each unit's (row's, or session's first row's) timestamp from the
+/// first one's, × `time_scale`, for the first `total` units that fall inside `duration_s`.
 fn trace_offsets(
     t: &Trace,
     time_scale: f64,
     total: Option<u64>,
     duration_s: Option<f64>,
 ) -> Vec<Duration> {
-    let t0 = t.rows.first().map_or(0.0, |r| r.timestamp_ms);
-    t.rows
-        .iter()
+    let t0 = t.unit_start_ms(0);
+    (0..t.units.len())
         .take(total.map_or(usize::MAX, |n| n as usize))
-        .map(|r| Duration::from_secs_f64((r.timestamp_ms - t0) / 1000.0 * time_scale))
+        .map(|u| Duration::from_secs_f64((t.unit_start_ms(u) - t0) / 1000.0 * time_scale))
         .take_while(|o| duration_s.is_none_or(|d| o.as_secs_f64() < d))
         .collect()
 }

@@ -8,7 +8,7 @@
 //! the chat template; the real counts come back in `usage.prompt_tokens` and are what the
 //! results report (`--calibrate` / `--tokenizer` make them exact).
 
-use super::conversation::{SessionSpec, Sessions};
+use super::conversation::{SessionSpec, Sessions, Turn};
 use crate::model::dataset::{Dataset, DatasetPrompt};
 use crate::model::scenario::{DatasetOrder, LengthDist, Scenario, Workload};
 use crate::model::text::{stream_rng, words};
@@ -16,6 +16,7 @@ use crate::model::trace::Trace;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The prompt of one request, shaped for the API in use.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +26,7 @@ pub enum Prompt {
 }
 
 /// One request of the plan.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RequestSpec {
     pub index: u64,
     /// Excluded from metrics (set by the runner: the first `warmup` indices).
@@ -112,9 +113,59 @@ impl Generator {
         self.sessions.as_ref()
     }
 
-    /// Session `s` of a conversation workload.
+    /// Session `s` of a conversation workload, or unit `s` of a trace with sessions.
     pub fn session(&self, s: u64, warmup: bool) -> Option<SessionSpec> {
-        self.sessions.as_ref().map(|g| g.session(s, warmup))
+        if let Some(g) = &self.sessions {
+            return Some(g.session(s, warmup));
+        }
+        let t = self.trace.as_ref().filter(|t| t.has_sessions())?;
+        let rows = &t.units[(s as usize).min(t.units.len() - 1)];
+        let turns = rows
+            .iter()
+            .map(|r| {
+                let mut spec = self.build(*r as u64, None);
+                spec.warmup = warmup;
+                Turn::fixed(
+                    spec,
+                    Duration::from_secs_f64(t.rows[*r].delay_ms.unwrap_or(0.0) / 1000.0),
+                )
+            })
+            .collect();
+        Some(SessionSpec {
+            index: s,
+            warmup,
+            system: None,
+            turns,
+            line: Some(t.rows[rows[0]].line),
+        })
+    }
+
+    /// Whether the plan's units are sessions (a conversation, or a trace with sessions).
+    pub fn has_sessions(&self) -> bool {
+        self.sessions.is_some() || self.trace.as_ref().is_some_and(|t| t.has_sessions())
+    }
+
+    /// The request indices of unit `i` whose prompts are known before the run (what
+    /// calibration counts): a trace session's rows, else `i` itself.
+    pub fn unit_requests(&self, i: u64) -> Vec<u64> {
+        match self.trace.as_ref().filter(|t| t.has_sessions()) {
+            Some(t) => t.units[(i as usize).min(t.units.len() - 1)]
+                .iter()
+                .map(|r| *r as u64)
+                .collect(),
+            None => vec![i],
+        }
+    }
+
+    /// Requests unit `i` sends if none fails: a session's turns, else 1.
+    pub fn turn_count(&self, i: u64) -> u32 {
+        if let Some(g) = &self.sessions {
+            return g.turn_count(i);
+        }
+        match self.trace.as_ref().filter(|t| t.has_sessions()) {
+            Some(t) => t.units[(i as usize).min(t.units.len() - 1)].len() as u32,
+            None => 1,
+        }
     }
 
     /// Leads every synthetic prompt with [`SALT_WORDS`] words drawn from `nonce` (no effect

@@ -65,7 +65,9 @@ pub async fn calibrated(
     // Every planned prompt of a bounded plan; the first 64 of an unbounded one, whose median
     // correction then serves the rest.
     let indices: Vec<u64> = match (plan.total, plan.planned()) {
-        (Some(_), Some(n)) => (0..n).map(|j| plan.index(j)).collect(),
+        (Some(_), Some(_)) => (0..plan.planned_units().unwrap_or(0))
+            .flat_map(|j| generator.unit_requests(plan.index(j)))
+            .collect(),
         _ => (0..64).collect(),
     };
     let (counter, source) = match counter(spec, target).await {

@@ -155,14 +155,20 @@ fn trace_load(
         check_concurrency(*m.get_ref())
             .map_err(|msg| ctx.at(m.span(), "load.max_concurrency", msg))?;
     }
-    let rows = t.rows.len() as u64;
+    // A trace with sessions releases units (a session, or a row alone); else rows.
+    let rows = t.units.len() as u64;
+    let what = if t.has_sessions() {
+        "units (sessions and single rows)"
+    } else {
+        "rows"
+    };
     let warmup = l.warmup.as_ref().map_or(0, |w| *w.get_ref());
     if warmup >= rows {
         let sp = l.warmup.as_ref().map_or(span.clone(), |w| w.span());
         return Err(ctx.at(
             sp,
             "load.warmup",
-            format!("leaves no request: the trace has {rows} rows"),
+            format!("leaves no request: the trace has {rows} {what}"),
         ));
     }
     let requests = match &l.requests {
@@ -174,7 +180,7 @@ fn trace_load(
                     r.span(),
                     "load.requests",
                     format!(
-                        "must be 1 to {} (the trace has {rows} rows, {warmup} of them warmup)",
+                        "must be 1 to {} (the trace has {rows} {what}, {warmup} of them warmup)",
                         rows - warmup
                     ),
                 ));
@@ -188,9 +194,11 @@ fn trace_load(
             Some(parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m))?)
         }
     };
-    let first = &t.rows[0];
-    let last = &t.rows[(requests + warmup - 1) as usize];
-    let span_s = (last.timestamp_ms - first.timestamp_ms) / 1000.0 * time_scale;
+    let (first, last) = (
+        t.unit_start_ms(0),
+        t.unit_start_ms((requests + warmup - 1) as usize),
+    );
+    let span_s = (last - first) / 1000.0 * time_scale;
     let rate_rps = if span_s > 0.0 {
         (requests + warmup - 1) as f64 / span_s
     } else {

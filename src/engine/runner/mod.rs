@@ -333,7 +333,7 @@ pub async fn run<S: Sender>(
     let interrupted = stop.is_cancelled() && (!dispatched_all || aborted);
     let failure = counters.failure.lock().ok().and_then(|f| f.clone());
     let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
-    let sessions = plan.generator.sessions().map(|_| SessionCounts {
+    let sessions = plan.generator.has_sessions().then(|| SessionCounts {
         planned: plan.planned_units(),
         started: load(&counters.sessions_started),
         completed: load(&counters.sessions_completed),
