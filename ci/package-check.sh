@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The ways bench is shipped, checked from the source tree:
+#  * `pip install .` in a fresh virtual environment gives a working `bench` (the wheel is
+#    pyproject.toml's maturin build, bindings = "bin"; distribution `llm-bench-gate`);
+#  * ci/k8s/bench-shards.yaml validates against the Kubernetes schema (kubernetes-validate
+#    --strict, from PyPI);
+#  * the Dockerfile builds, where a Docker daemon answers (not on CI's machines: said so).
+# A step whose tools cannot be installed here says it skipped and why; a step that runs and
+# fails fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=target/ci-pip-venv
+rm -rf "$venv"
+if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+  echo "package check: SKIPPED pip install (python3 -m venv is not available here)"
+  exit 0
+fi
+if ! "$venv/bin/pip" install --quiet --upgrade pip >/dev/null 2>&1; then
+  echo "package check: SKIPPED pip install (PyPI cannot be reached to fetch pip/maturin)"
+  exit 0
+fi
+start=$(date +%s)
+"$venv/bin/pip" install --quiet . 
+"$venv/bin/bench" --version
+"$venv/bin/bench" validate scenarios/smoke.toml >/dev/null
+echo "package check: pip install . gave a working bench ($(( $(date +%s) - start )) s)"
+if "$venv/bin/pip" install --quiet kubernetes-validate >/dev/null 2>&1; then
+  "$venv/bin/kubernetes-validate" --strict --quiet ci/k8s/bench-shards.yaml
+  echo "package check: ci/k8s/bench-shards.yaml is a valid Kubernetes Job"
+else
+  echo "package check: SKIPPED the manifest check (kubernetes-validate could not be installed)"
+fi
+if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  docker build --quiet -t bench:ci . >/dev/null
+  docker run --rm bench:ci --version
+  echo "package check: docker build . works"
+else
+  echo "package check: SKIPPED docker build (no Docker daemon answers here)"
+fi
