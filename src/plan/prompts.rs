@@ -61,6 +61,9 @@ pub struct Generator {
     salt: Option<Arc<String>>,
     /// A conversation workload's sessions.
     sessions: Option<Sessions>,
+    /// Words of trace block `id` that the tokenizer counts as exactly `block_tokens` tokens
+    /// (`--calibrate` / `--tokenizer`); `block_tokens` words for a block not in it.
+    block_words: Arc<std::collections::HashMap<u64, u32>>,
 }
 
 /// Words in a run's salt: with the vocabulary's size, two runs share one with odds below
@@ -105,7 +108,44 @@ impl Generator {
             default_delta: 0,
             salt: None,
             sessions: Sessions::new(&s.workload, s.seed, s.dataset.clone()),
+            block_words: Arc::default(),
         }
+    }
+
+    /// A trace's block ids that planned requests send whole (`rows`: request indices), each
+    /// once, in first-use order: the blocks whose length calibration makes exact.
+    pub fn full_blocks(&self, rows: &[u64]) -> Vec<u64> {
+        let (Some(t), Workload::Trace { block_tokens, .. }) = (&self.trace, &self.workload) else {
+            return Vec::new();
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for &i in rows {
+            let row = &t.rows[(i as usize).min(t.rows.len() - 1)];
+            let whole =
+                (row.input_tokens.saturating_sub(self.salt_words()) / block_tokens) as usize;
+            for id in row.hash_ids.iter().take(whole) {
+                if seen.insert(*id) {
+                    out.push(*id);
+                }
+            }
+        }
+        out
+    }
+
+    /// The text of trace block `id` with `block_tokens + delta` words (calibration trials).
+    pub fn block_text(&self, id: u64, delta: i32) -> String {
+        let n = match &self.workload {
+            Workload::Trace { block_tokens, .. } => *block_tokens,
+            _ => 1,
+        };
+        trace_block(self.seed, id, (n as i64 + delta as i64).max(1) as u32)
+    }
+
+    /// Uses `words` (block id → words) for trace blocks: what block calibration found.
+    pub fn with_block_words(mut self, words: std::collections::HashMap<u64, u32>) -> Generator {
+        self.block_words = Arc::new(words);
+        self
     }
 
     /// The conversation sessions, for a conversation workload.
@@ -306,28 +346,43 @@ impl Generator {
                     .as_ref()
                     .expect("trace workload carries its trace");
                 let row = &t.rows[(index as usize).min(t.rows.len() - 1)];
-                let own = adjusted(row.input_tokens.saturating_sub(self.salt_words()));
+                // Token budget: whole blocks take `block_tokens` each (their text calibrated
+                // to that when block lengths were calibrated), then a partial block or words
+                // of this request alone; the word correction applies to that last part.
+                let mut left = row.input_tokens.saturating_sub(self.salt_words());
                 let mut parts: Vec<String> = Vec::new();
-                let mut left = own;
                 for id in &row.hash_ids {
-                    if left == 0 {
+                    if left < *block_tokens {
                         break;
                     }
-                    let n = left.min(*block_tokens);
-                    let mut block = trace_block(self.seed, *id, *block_tokens);
-                    if n < *block_tokens {
-                        block = block
-                            .split(' ')
-                            .take(n as usize)
-                            .collect::<Vec<_>>()
-                            .join(" ");
-                    }
-                    parts.push(block);
-                    left -= n;
+                    let words_n = self.block_words.get(id).copied().unwrap_or(*block_tokens);
+                    parts.push(trace_block(self.seed, *id, words_n));
+                    left -= block_tokens;
                 }
-                if left > 0 {
-                    // Beyond the trace's blocks (or none given): words of this request alone.
-                    parts.push(words(&mut rng, left));
+                let whole = parts.len();
+                let last = adjusted(left) as i64;
+                let last = if left == 0 {
+                    // Whole blocks only: a correction adds words of its own, or (negative)
+                    // is dropped — the blocks themselves stay as they are.
+                    (last - left as i64).max(0) as u32
+                } else {
+                    last.max(1) as u32
+                };
+                if last > 0 {
+                    match row.hash_ids.get(whole) {
+                        // A partial block: its leading words, shared with every request that
+                        // sends this block.
+                        Some(id) if left > 0 => {
+                            let full = trace_block(self.seed, *id, last.max(*block_tokens));
+                            parts.push(
+                                full.split(' ')
+                                    .take(last as usize)
+                                    .collect::<Vec<_>>()
+                                    .join(" "),
+                            );
+                        }
+                        _ => parts.push(words(&mut rng, last)),
+                    }
                 }
                 (
                     self.salted(parts.join(" ")),

@@ -4,9 +4,9 @@
 
 use crate::config::run::RunSpec;
 use crate::engine::client::local_tokenizer::LocalTokenizer;
-use crate::engine::client::tokenize::{calibrate, Counter, ServerTokenizer};
+use crate::engine::client::tokenize::{calibrate, calibrate_blocks, Counter, ServerTokenizer};
 use crate::engine::client::Target;
-use crate::model::scenario::Salt;
+use crate::model::scenario::{Salt, Workload};
 use crate::plan::prompts::Generator;
 use crate::plan::Plan;
 
@@ -77,10 +77,31 @@ pub async fn calibrated(
             return (generator, APPROXIMATE.into());
         }
     };
+    // A trace's whole blocks first, so that shared prefixes are exact, then each prompt's
+    // last part, so that its total is.
+    let (generator, blocks) = match &s.workload {
+        Workload::Trace { block_tokens, .. } => {
+            let ids = generator.full_blocks(&indices);
+            match calibrate_blocks(&counter, &generator, &ids, *block_tokens).await {
+                Ok(words) => {
+                    let n = words.len();
+                    (
+                        generator.with_block_words(words),
+                        format!("{n} trace blocks of exactly {block_tokens} tokens, "),
+                    )
+                }
+                Err(e) => {
+                    eprintln!("warning: cannot calibrate trace blocks with {source} ({e}); block lengths stay approximate");
+                    (generator, String::new())
+                }
+            }
+        }
+        _ => (generator, String::new()),
+    };
     match calibrate(&counter, &generator, &indices).await {
         Ok((deltas, median)) => {
             let how = format!(
-                "calibrated with {source}: {} prompts one by one{}",
+                "calibrated with {source}: {blocks}{} prompts one by one{}",
                 deltas.len(),
                 if s.load.requests.is_none() {
                     format!(", the rest with the median correction ({median:+} words)")

@@ -208,6 +208,51 @@ where
     Ok(best.1)
 }
 
+/// Words for each trace block in `ids` that count as exactly `block_tokens` tokens where a
+/// block stands in a prompt — after other text and a space: a block's count is
+/// tokens(`ANCHOR` + " " + block) − tokens(`ANCHOR`), so the server's template and special
+/// tokens cancel. At most [`MAX_CALIBRATED`] blocks; the rest keep `block_tokens` words.
+pub async fn calibrate_blocks(
+    counter: &Counter,
+    generator: &Generator,
+    ids: &[u64],
+    block_tokens: u32,
+) -> Result<HashMap<u64, u32>, String> {
+    blocks_by(
+        |p| async move { counter.count(&p).await },
+        generator,
+        ids,
+        block_tokens,
+    )
+    .await
+}
+
+/// [`calibrate_blocks`] with any counting function.
+async fn blocks_by<F, Fut>(
+    count: F,
+    generator: &Generator,
+    ids: &[u64],
+    block_tokens: u32,
+) -> Result<HashMap<u64, u32>, String>
+where
+    F: Fn(Prompt) -> Fut,
+    Fut: std::future::Future<Output = Result<u64, String>>,
+{
+    const ANCHOR: &str = "the";
+    let base = count(Prompt::Text(ANCHOR.into())).await?;
+    let mut words = HashMap::new();
+    for &id in ids.iter().take(MAX_CALIBRATED) {
+        let delta = search(block_tokens as u64, |d| {
+            let text = format!("{ANCHOR} {}", generator.block_text(id, d));
+            let n = count(Prompt::Text(text));
+            async move { Ok(n.await?.saturating_sub(base)) }
+        })
+        .await?;
+        words.insert(id, (block_tokens as i64 + delta as i64).max(1) as u32);
+    }
+    Ok(words)
+}
+
 /// Per-request word corrections for `indices`, and the median one for everything else.
 pub async fn calibrate(
     counter: &Counter,
@@ -270,6 +315,59 @@ mod tests {
         let (d, calls) = run(150, &f);
         assert!((f(d) as i64 - 150).abs() <= 1, "{}", f(d));
         assert!(calls <= MAX_TRIALS);
+    }
+
+    /// A tokenizer that splits words longer than five letters in two, plus a 3-token template.
+    fn split_long(p: Prompt) -> std::future::Ready<Result<u64, String>> {
+        let Prompt::Text(t) = p else { unreachable!() };
+        let n: u64 = t
+            .split_whitespace()
+            .map(|w| if w.len() > 5 { 2 } else { 1 })
+            .sum();
+        std::future::ready(Ok(n + 3))
+    }
+
+    #[test]
+    fn trace_blocks_are_calibrated_to_exact_tokens_and_stay_shared_prefixes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.jsonl"),
+            "{\"timestamp\": 0, \"input_length\": 70, \"output_length\": 2, \"hash_ids\": [5, 6, 7]}\n{\"timestamp\": 1, \"input_length\": 45, \"output_length\": 2, \"hash_ids\": [5, 8]}\n",
+        )
+        .unwrap();
+        let s = crate::config::scenario::parse(
+            "name = \"t\"\napi = \"completions\"\nseed = 4\n[workload]\ntype = \"trace\"\npath = \"t.jsonl\"\nblock_tokens = 30\nsalt = \"none\"\n[load]\n",
+            &dir.path().join("t.toml"),
+        )
+        .unwrap();
+        let g = Generator::new(&s);
+        // Row 0 sends blocks 5 and 6 whole (60 of 70 tokens), row 1 block 5 (30 of 45).
+        let ids = g.full_blocks(&[0, 1]);
+        assert_eq!(ids, vec![5, 6]);
+        let words = futures_util::FutureExt::now_or_never(blocks_by(split_long, &g, &ids, 30))
+            .unwrap()
+            .unwrap();
+        let tokens = |t: &str| split_long(Prompt::Text(t.into())).into_inner().unwrap() - 3;
+        for id in &ids {
+            let block = g.block_text(*id, words[id] as i32 - 30);
+            // Exact unless the word that would reach 30 is a two-token word (then ±1).
+            let n = tokens(&block) as i64;
+            let one_less = tokens(&g.block_text(*id, words[id] as i32 - 31)) as i64;
+            assert!(
+                n == 30 || ((n - 30).abs() <= 1 && one_less < 30 && n > 30),
+                "block {id}: {} words, {n} tokens",
+                words[id]
+            );
+            assert!(words[id] < 30, "long words take two tokens, so fewer words");
+        }
+        // Both requests open with block 5's calibrated text: the shared prefix is exact.
+        let g = g.with_block_words(words.clone());
+        let text = |i: u64| match g.spec(i).prompt {
+            Prompt::Text(t) => t,
+            _ => unreachable!(),
+        };
+        let b5 = g.block_text(5, words[&5] as i32 - 30);
+        assert!(text(0).starts_with(&format!("{b5} ")) && text(1).starts_with(&format!("{b5} ")));
     }
 
     #[test]
