@@ -60,6 +60,14 @@ pub enum Command {
     },
     /// Serve the embedded simulated LLM engine (OpenAI API, vLLM metric names) until Ctrl-C.
     Sim(SimArgs),
+    /// Scrape a server's Prometheus metrics once and show which families bench maps it
+    /// serves; exit 1 when one that a running engine of its kind serves is missing (a rename
+    /// between engine versions), 2 when it cannot be scraped or no engine is recognized.
+    Metrics {
+        /// The metrics URL (`http://HOST:8000/metrics`), or the API endpoint (`…/v1`), whose
+        /// origin + `/metrics` is scraped.
+        url: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -79,7 +79,7 @@ PY
   local site
   site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   mkdir -p "$site/vllm-$VERSION.dist-info"
-  printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s\n' "$VERSION" >"$site/vllm-$VERSION.dist-info/METADATA"
+  printf "Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\n" "$VERSION" >"$site/vllm-$VERSION.dist-info/METADATA"
   "$VENV/bin/python" -c 'import vllm, torch; print("vllm", vllm.__version__, "torch", torch.__version__)' >&2 \
     || skip "vllm does not import"
   touch "$VENV/.ready"
@@ -102,7 +102,14 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 gguf, out = sys.argv[1], sys.argv[2]
 d, f = os.path.dirname(gguf), os.path.basename(gguf)
 tok = AutoTokenizer.from_pretrained(d, gguf_file=f)
-model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, torch_dtype=torch.bfloat16)
+loaded = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, torch_dtype=torch.bfloat16)
+# transformers marks a GGUF-loaded model as quantized and refuses to save it: copy its
+# (dequantized) weights into a plain model of the same config instead.
+cfg = loaded.config
+if hasattr(cfg, "quantization_config"):
+    del cfg.quantization_config
+model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16)
+model.load_state_dict(loaded.state_dict())
 model.save_pretrained(out, safe_serialization=True)
 tok.save_pretrained(out)
 cfg_path = os.path.join(out, "config.json")
@@ -120,7 +127,7 @@ start() {
   local py dir
   py=$(build) || exit 3
   dir=$(model) || exit 3
-  VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} OMP_NUM_THREADS=${VLLM_THREADS:-1} \
+  VLLM_TARGET_DEVICE=cpu VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} OMP_NUM_THREADS=${VLLM_THREADS:-1} \
     "$(dirname "$py")/vllm" serve "$dir" --served-model-name smollm2 --host 127.0.0.1 --port "$port" \
     --dtype bfloat16 --max-model-len 2048 --max-num-seqs 4 "$@" >"$CACHE/vllm-$port.log" 2>&1 &
   local pid=$!

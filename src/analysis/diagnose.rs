@@ -81,10 +81,19 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
     let errors: u64 = c.errors.values().sum();
     if c.sent > 0 && errors as f64 / c.sent as f64 > Limits::ERROR_RATE {
         let kinds: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let mut evidence = vec![format!(
+            "{errors} of {} requests failed ({:.1} %): {}",
+            c.sent,
+            errors as f64 / c.sent as f64 * 100.0,
+            kinds.join(", ")
+        )];
+        if let Some(r) = sm.and_then(|m| m.admission_rejections).filter(|r| *r > 0.0) {
+            evidence.push(format!("the server refused {r:.0} requests at admission (a queue limit such as vLLM's --max-num-queued-requests), not a crash"));
+        }
         out.push(Finding {
             area: Area::Stability,
             title: "errors — fix stability before tuning anything".into(),
-            evidence: vec![format!("{errors} of {} requests failed ({:.1} %): {}", c.sent, errors as f64 / c.sent as f64 * 100.0, kinds.join(", "))],
+            evidence,
             techniques: list(&["check the server log for out-of-memory; if so: weight quantization → KV quantization → TP (turns memory into communication); chunked prefill for activation peaks", "for 429/503: admission limits or capacity (replicas)"]),
             conflicts: vec![],
         });

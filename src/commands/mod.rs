@@ -5,6 +5,7 @@ mod baseline;
 mod compare;
 mod diagnose;
 mod merge;
+mod metrics;
 mod report;
 mod run;
 mod selftest;
@@ -30,5 +31,6 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Merge { dirs, out } => merge::run(&dirs, &out),
         Command::Diagnose { run } => diagnose::run(&run),
         Command::Sim(args) => sim::run(args).await,
+        Command::Metrics { url } => metrics::run(&url).await,
     }
 }

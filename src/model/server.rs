@@ -33,6 +33,9 @@ pub struct ServerMetrics {
     /// Δ prompt tokens served from the prefix cache.
     #[serde(default)]
     pub cached_prompt_tokens: Option<f64>,
+    /// Δ requests the server refused at admission (a queue limit), all reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admission_rejections: Option<f64>,
     /// Peak of the 0–1 KV usage gauge over the scrapes.
     pub kv_usage_peak: Option<f64>,
     pub running_peak: Option<f64>,
@@ -45,4 +48,32 @@ pub struct ServerMetrics {
     /// "lower–upper").
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub bucket_bounds: std::collections::BTreeMap<String, (f64, f64)>,
+}
+
+/// Which of the families `bench` maps one scrape serves (`bench metrics`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    pub engine: String,
+    pub rows: Vec<CoverageRow>,
+}
+
+/// One stable figure: the families that may carry it and the one found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoverageRow {
+    pub figure: String,
+    pub families: Vec<String>,
+    pub found: Option<String>,
+    /// A running engine of this kind serves it (so its absence is a rename, not a feature
+    /// switched off).
+    pub required: bool,
+}
+
+impl Coverage {
+    /// Required figures the scrape lacks.
+    pub fn missing(&self) -> Vec<&CoverageRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.required && r.found.is_none())
+            .collect()
+    }
 }

@@ -1,6 +1,6 @@
 //! The server's figures as one line of text, for the run table and the reports.
 
-use crate::model::server::ServerMetrics;
+use crate::model::server::{Coverage, ServerMetrics};
 
 /// A server-histogram quantile in ms: "12.5 ms", or what its bucket bounds ("≤ 300 ms",
 /// "100–1000 ms") when the bucket is wider than the value (see `metrics::server`).
@@ -31,6 +31,11 @@ pub fn describe(m: &ServerMetrics) -> String {
     if let Some(p) = m.preemptions {
         parts.push(format!("preemptions {p:.0}"));
     }
+    if let Some(r) = m.admission_rejections.filter(|r| *r > 0.0) {
+        parts.push(format!(
+            "{r:.0} requests refused at admission (queue limit)"
+        ));
+    }
     if let (Some(mean), Some(p95)) = (m.queue_time_mean_s, m.queue_time_p95_s) {
         parts.push(format!(
             "queue time mean {:.1} ms p95 {}",
@@ -60,4 +65,33 @@ pub fn describe(m: &ServerMetrics) -> String {
         parts.push(format!("waiting peak {w:.0}"));
     }
     parts.join(", ")
+}
+
+/// `bench metrics`: one line per stable figure — the family found, or what was looked for.
+pub fn coverage(c: &Coverage, url: &str) -> String {
+    let mut o = format!("{url}: {} metrics\n", c.engine);
+    for r in &c.rows {
+        let state = match (&r.found, r.required) {
+            (Some(f), _) => format!("ok       {f}"),
+            (None, true) => format!("MISSING  {} (renamed or removed?)", r.families.join(" | ")),
+            (None, false) => format!(
+                "absent   {} (only with that feature on)",
+                r.families.join(" | ")
+            ),
+        };
+        o.push_str(&format!("  {:<26} {state}\n", r.figure));
+    }
+    let missing = c.missing();
+    if missing.is_empty() {
+        o.push_str("every family bench relies on is served\n");
+    } else {
+        o.push_str(&format!(
+            "{} famil{} bench relies on not served: the engine renamed or dropped {}; bench reports nothing for {}\n",
+            missing.len(),
+            if missing.len() == 1 { "y" } else { "ies" },
+            if missing.len() == 1 { "it" } else { "them" },
+            missing.iter().map(|r| r.figure.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    o
 }

@@ -20,7 +20,7 @@ pub mod names;
 pub mod promtext;
 
 use crate::engine::client::target::public;
-use crate::model::server::ServerMetrics;
+use crate::model::server::{Coverage, CoverageRow, ServerMetrics};
 use names::Names;
 use promtext::Scrape;
 use std::time::Duration;
@@ -190,6 +190,7 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
         (m.decode_time_mean_s, m.decode_time_p95_s) = (Some(mean), p95);
     }
     m.cached_prompt_tokens = delta(first, last, n.cached_prompt_tokens);
+    m.admission_rejections = delta(first, last, n.admission_rejections);
     m.bucket_bounds = m_bounds;
     m.prompt_tokens = delta(first, last, n.prompt_tokens);
     m.generation_tokens = delta(first, last, n.generation_tokens);
@@ -268,6 +269,28 @@ impl Collector {
         }
         m
     }
+}
+
+/// Which mapped families `s` serves, for the engine its family names show (`None`: no
+/// engine `bench` knows). A counter family counts as served with or without `_total`.
+pub fn coverage(s: &Scrape) -> Option<Coverage> {
+    let n = names::detect(s.families.keys())?;
+    let has =
+        |f: &str| s.families.contains_key(f) || s.families.contains_key(&format!("{f}_total"));
+    let rows = n
+        .figures()
+        .into_iter()
+        .map(|(figure, families, required)| CoverageRow {
+            figure: figure.to_string(),
+            families: families.iter().map(|f| f.to_string()).collect(),
+            found: families.iter().find(|f| has(f)).map(|f| f.to_string()),
+            required,
+        })
+        .collect();
+    Some(Coverage {
+        engine: n.engine.to_string(),
+        rows,
+    })
 }
 
 /// The default metrics URL of an endpoint: its origin plus `/metrics` (`/v1` dropped).

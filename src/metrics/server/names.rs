@@ -8,8 +8,9 @@
 //!   `vllm:request_queue_time_seconds`, `vllm:request_prefill_time_seconds`,
 //!   `vllm:request_decode_time_seconds`, `vllm:prompt_tokens_cached_total`,
 //!   `vllm:spec_decode_num_draft_tokens_total`, `vllm:spec_decode_num_accepted_tokens_total`,
-//!   `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`. The embedded simulator serves
-//!   the same names.
+//!   `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`,
+//!   `vllm:admission_rejections_total` (requests refused by a queue limit). The embedded
+//!   simulator serves the same names.
 //! * SGLang — docs.sglang.io "Production Metrics" (`--enable-metrics`): `sglang:num_running_reqs`,
 //!   `sglang:num_queue_reqs`, `sglang:token_usage` (KV occupancy 0–1), `sglang:cache_hit_rate`
 //!   (a recent-interval gauge) and `sglang:cached_tokens_total`, `sglang:spec_accept_length`
@@ -48,6 +49,8 @@ pub struct Names {
     pub spec_accepted: &'static [&'static str],
     /// Mean tokens per verification step (a gauge), where there are no counters.
     pub spec_accept_length_gauge: &'static [&'static str],
+    /// A counter of requests refused by a queue limit (vLLM's `--max-num-queued-*`).
+    pub admission_rejections: &'static [&'static str],
     pub prompt_tokens: &'static [&'static str],
     pub generation_tokens: &'static [&'static str],
     /// llama.cpp counts cached prompt tokens apart from `prompt_tokens_total`, so the tokens
@@ -71,6 +74,7 @@ pub const VLLM: Names = Names {
     spec_draft: &["vllm:spec_decode_num_draft_tokens"],
     spec_accepted: &["vllm:spec_decode_num_accepted_tokens"],
     spec_accept_length_gauge: &[],
+    admission_rejections: &["vllm:admission_rejections"],
     prompt_tokens: &["vllm:prompt_tokens"],
     generation_tokens: &["vllm:generation_tokens"],
     queries_exclude_hits: false,
@@ -92,6 +96,7 @@ pub const SGLANG: Names = Names {
     spec_draft: &[],
     spec_accepted: &[],
     spec_accept_length_gauge: &["sglang:spec_accept_length"],
+    admission_rejections: &[],
     prompt_tokens: &["sglang:prompt_tokens"],
     generation_tokens: &["sglang:generation_tokens"],
     queries_exclude_hits: false,
@@ -119,10 +124,43 @@ pub const LLAMACPP: Names = Names {
         "llamacpp:spec_decode_num_accepted_tokens",
     ],
     spec_accept_length_gauge: &[],
+    admission_rejections: &[],
     prompt_tokens: &["llamacpp:prompt_tokens"],
     generation_tokens: &["llamacpp:tokens_predicted"],
     queries_exclude_hits: true,
 };
+
+impl Names {
+    /// Every stable figure with the families that carry it, and whether a running engine of
+    /// this kind must serve one of them (speculative-decoding counters appear only with
+    /// speculation on; a hit-rate gauge is the fallback for engines without counters).
+    pub fn figures(&self) -> Vec<(&'static str, &'static [&'static str], bool)> {
+        let all = [
+            ("running", self.running, true),
+            ("waiting", self.waiting, true),
+            ("kv_usage", self.kv_usage, true),
+            ("prefix_queries", self.prefix_queries, true),
+            ("prefix_hits", self.prefix_hits, true),
+            ("prefix_hit_rate_gauge", self.prefix_hit_rate_gauge, false),
+            ("preemptions", self.preemptions, true),
+            ("queue_time", self.queue_time, true),
+            ("prefill_time", self.prefill_time, true),
+            ("decode_time", self.decode_time, true),
+            ("cached_prompt_tokens", self.cached_prompt_tokens, true),
+            ("admission_rejections", self.admission_rejections, true),
+            ("spec_draft", self.spec_draft, false),
+            ("spec_accepted", self.spec_accepted, false),
+            (
+                "spec_accept_length_gauge",
+                self.spec_accept_length_gauge,
+                false,
+            ),
+            ("prompt_tokens", self.prompt_tokens, true),
+            ("generation_tokens", self.generation_tokens, true),
+        ];
+        all.into_iter().filter(|(_, f, _)| !f.is_empty()).collect()
+    }
+}
 
 /// The engine whose prefix the scrape's families carry.
 pub fn detect(families: impl IntoIterator<Item = impl AsRef<str>>) -> Option<Names> {

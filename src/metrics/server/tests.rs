@@ -102,3 +102,41 @@ fn nothing_scraped_is_a_warning_not_a_failure() {
         .unwrap()
         .contains("no vLLM"));
 }
+
+#[test]
+fn coverage_names_a_renamed_family_and_tolerates_switched_off_features() {
+    // A vLLM scrape where `kv_cache_usage_perc` is still the pre-V1 name (accepted) and
+    // `num_preemptions` was renamed (missing); no speculative decoding (absent, not missing).
+    let text = "\
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running 0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting 0
+# TYPE vllm:gpu_cache_usage_perc gauge
+vllm:gpu_cache_usage_perc 0
+# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total 0
+# TYPE vllm:prefix_cache_hits_total counter
+vllm:prefix_cache_hits_total 0
+# TYPE vllm:num_preempted_requests_total counter
+vllm:num_preempted_requests_total 0
+";
+    let c = coverage(&promtext::parse(text).unwrap()).unwrap();
+    assert_eq!(c.engine, "vllm");
+    let row = |f: &str| c.rows.iter().find(|r| r.figure == f).unwrap();
+    assert_eq!(
+        row("kv_usage").found.as_deref(),
+        Some("vllm:gpu_cache_usage_perc")
+    );
+    assert_eq!(
+        row("prefix_queries").found.as_deref(),
+        Some("vllm:prefix_cache_queries")
+    );
+    assert!(row("preemptions").found.is_none() && row("preemptions").required);
+    assert!(row("spec_draft").found.is_none() && !row("spec_draft").required);
+    let missing: Vec<&str> = c.missing().iter().map(|r| r.figure.as_str()).collect();
+    assert!(missing.contains(&"preemptions") && !missing.contains(&"spec_draft"));
+    let text = crate::output::server::coverage(&c, "http://x/metrics");
+    assert!(text.contains("MISSING  vllm:num_preemptions"), "{text}");
+    assert!(coverage(&promtext::parse("# TYPE up gauge\nup 1\n").unwrap()).is_none());
+}

@@ -91,6 +91,8 @@ pub struct Observations {
     pub prefill_time_s: Vec<f64>,
     pub ttft_s: Vec<f64>,
     pub e2e_s: Vec<f64>,
+    /// First token → last token of each finished request.
+    pub decode_time_s: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -503,6 +505,9 @@ impl Engine {
                 self.release(&s);
                 self.counters.requests_finished += 1;
                 self.obs.e2e_s.push((end - s.arrival).max(0.0));
+                if let Some(f) = s.first_token_at {
+                    self.obs.decode_time_s.push((end - f).max(0.0));
+                }
             } else {
                 i += 1;
             }

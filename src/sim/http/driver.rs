@@ -38,8 +38,8 @@ pub(super) struct MetricsState {
     pub waiting: usize,
     pub kv_usage: f64,
     pub counters: Counters,
-    /// Queue time, prefill time, TTFT and E2E, in vLLM's buckets.
-    pub hist: Option<[PromHistogram; 4]>,
+    /// Queue time, prefill time, TTFT, E2E and decode time, in vLLM's buckets.
+    pub hist: Option<[PromHistogram; 5]>,
 }
 
 pub(super) async fn drive(
@@ -128,6 +128,7 @@ fn publish(engine: &mut Engine, metrics: &Arc<Mutex<MetricsState>>) {
                 &obs.prefill_time_s,
                 &obs.ttft_s,
                 &obs.e2e_s,
+                &obs.decode_time_s,
             ];
             for (hist, values) in h.iter_mut().zip(series) {
                 for v in values {

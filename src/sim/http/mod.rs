@@ -52,6 +52,9 @@ struct AppState {
     cmd: mpsc::UnboundedSender<Cmd>,
     metrics: Arc<Mutex<MetricsState>>,
     requests: AtomicU64,
+    /// Requests answered 429 or 503 (injected faults): vLLM counts such refusals as
+    /// `admission_rejections`.
+    rejected: AtomicU64,
     epoch: Instant,
     truth: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
 }
@@ -179,6 +182,7 @@ pub async fn serve(
         cmd: cmd_tx,
         metrics: metrics.clone(),
         requests: AtomicU64::new(0),
+        rejected: AtomicU64::new(0),
         epoch,
         truth,
     });

@@ -60,6 +60,16 @@ pub(super) async fn metrics_text(State(s): State<Arc<AppState>>) -> Response {
         c.generation_tokens,
     );
     w.counter(
+        "vllm:prompt_tokens_cached",
+        "Number of prompt tokens served from the prefix cache.",
+        c.prefix_hits,
+    );
+    w.counter(
+        "vllm:admission_rejections",
+        "Number of admission attempts rejected by a queue limit, by reason.",
+        s.rejected.load(std::sync::atomic::Ordering::SeqCst),
+    );
+    w.counter(
         "vllm:request_success",
         "Count of successfully processed requests.",
         c.requests_finished,
@@ -94,6 +104,11 @@ pub(super) async fn metrics_text(State(s): State<Arc<AppState>>) -> Response {
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
             &h[3],
+        );
+        w.histogram(
+            "vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.",
+            &h[4],
         );
     }
     (

@@ -153,6 +153,9 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         tokio::time::sleep(Duration::from_secs_f64(s.opts.header_delay_ms / 1000.0)).await;
     }
     if let Some(status) = faults.status {
+        if status != StatusCode::INTERNAL_SERVER_ERROR {
+            s.rejected.fetch_add(1, Ordering::SeqCst);
+        }
         return error(status, &format!("injected fault: {}", status.as_u16()));
     }
     let prompt_tokens = p.tokens.len() as u64;

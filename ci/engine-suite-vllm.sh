@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The real-engine suite on vLLM (its CPU build, installed and cached by ci/engines/vllm.sh):
+# chat and completions with --calibrate against vLLM's /tokenize, the role-only first chunk,
+# every server metric bench maps found in a real scrape (`bench metrics` exits 1 on a missing
+# family: that is how a rename between vLLM versions is caught), and prefix caching as a real
+# one-variable change — baseline on a server started with --no-enable-prefix-caching,
+# candidate on the default — judged by the gate, with the server's hit rate in the record.
+# When vLLM cannot be had here it says why and reports the suite as skipped, never passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BENCH=${BENCH:-target/release/bench}
+[ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
+start=$(date +%s)
+if ! bash ci/engines/vllm.sh model >/dev/null; then
+  echo "vllm suite: skipped (vLLM could not be installed or its model made here; see the message above)"
+  exit 0
+fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+work=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && bash ci/engines/vllm.sh stop "$pid"' EXIT
+passed=0; failed=0
+check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $1" >&2; fi; }
+json() { python3 -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
+url="http://127.0.0.1:$port/v1"
+
+# 1. A server without prefix caching: the baseline, and everything that does not need the cache.
+if ! pid=$(bash ci/engines/vllm.sh start "$port" --no-enable-prefix-caching); then
+  echo "vllm suite: skipped (vLLM did not start; see the message above)"
+  pid=""; exit 0
+fi
+echo "vllm suite: server up after $(( $(date +%s) - start )) s (install included)"
+for api in chat completions; do
+  sed "s/^api = \"chat\"/api = \"$api\"/" scenarios/vllm.toml > "$work/$api.toml"
+  "$BENCH" run "$work/$api.toml" --endpoint "$url" --out "$work/$api" --calibrate >"$work/$api.txt" 2>&1
+  rc=$?; cat "$work/$api.txt"
+  r="$work/$api/run.json"
+  check "vllm $api: bench run exits 0" "[ $rc -eq 0 ]"
+  check "vllm $api: every request ok" "[ \"\$(json $r \"d['summary']['counts']['ok']\")\" = 6 ]"
+  check "vllm $api: ignore_eos honoured" "[ \"\$(json $r \"d['summary']['tokens']['output_len_mismatch']\")\" = 0 ]"
+  check "vllm $api: /tokenize calibration gives every prompt exactly its target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith(\\\"calibrated with the server's /tokenize\\\"), d['prompt_lengths']; l=[(q['prompt_tokens'], q['input_tokens_target']) for q in d['requests'] if q['outcome']=='ok']; assert l and all(a == b for a, b in l), l\""
+  check "vllm $api: vLLM metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = vllm ]"
+done
+first=$(curl -sN --max-time 120 "$url/chat/completions" -H 'Content-Type: application/json' \
+  -d '{"model":"smollm2","messages":[{"role":"user","content":"Hi"}],"max_tokens":4,"stream":true}' | grep -m1 '^data: ')
+echo "vLLM's first chat chunk: $first"
+check "vllm chat: the engine's first chunk carries no text (role-only)" "python3 -c \"import json,sys; d=json.loads(sys.argv[1][6:]); c=d['choices'][0]['delta']; assert 'role' in c and not c.get('content'), c\" '$first'"
+check "vllm chat: bench counted it and timed TTFT at the first text chunk" "python3 -c \"import json; d=json.load(open('$work/chat/run.json')); ok=[q for q in d['requests'] if q['outcome']=='ok' and not q['warmup']]; assert all(q['preamble_chunks'] >= 1 and q['first_event_us'] <= q['ttft_us'] for q in ok)\""
+"$BENCH" metrics "$url" | tee "$work/metrics.txt"
+check "vllm: every server metric family bench maps is in a real scrape (bench metrics exits 0)" "[ ${PIPESTATUS[0]} -eq 0 ]"
+"$BENCH" baseline scenarios/vllm-prefix.toml --endpoint "$url" --repeat 3 --var prefix_caching=off \
+  --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
+rc=$?; tail -3 "$work/base.txt"
+check "vllm: the cache-off baseline is recorded" "[ $rc -eq 0 ]"
+bash ci/engines/vllm.sh stop "$pid"; pid=""
+
+# 2. The same server with prefix caching on (vLLM's default): the one variable that changed.
+if ! pid=$(bash ci/engines/vllm.sh start "$port"); then
+  failed=$((failed + 1)); echo "FAILED: vLLM did not restart with prefix caching on" >&2
+else
+  "$BENCH" compare scenarios/vllm-prefix.toml --endpoint "$url" --repeat 3 --var prefix_caching=on \
+    --baselines "$work/baselines" --record "$work/record.csv" --out "$work/cand" >"$work/compare.txt" 2>&1
+  rc=$?; cat "$work/compare.txt"
+  check "vllm: prefix caching off → on passes the gate (exit 0)" "[ $rc -eq 0 ]"
+  check "vllm: the gate judges TTFT p50 improved" "grep -Eq '^ +ttft\.p50 .* improved' '$work/compare.txt'"
+  check "vllm: the record row carries the server's hit rate change" "grep -q 'hit rate 0 % → ' '$work/record.csv'"
+fi
+echo "vllm suite: $passed passed, $failed failed ($(( $(date +%s) - start )) s)"
+[ "$failed" -eq 0 ]
