@@ -5,9 +5,11 @@
 //! drops far below what the same turn costs with the cache off, where the whole growing
 //! history is prefilled every turn and TTFT rises with it.
 
+mod common;
+
 use bench::engine::runner::{run, SendCtx, Sender, Sent};
 use bench::metrics::summary::summarize;
-use bench::model::record::{Outcome, RequestRecord};
+use bench::model::record::Outcome;
 use bench::model::scenario::Slo;
 use bench::model::summary::Summary;
 use bench::model::text::vocab_word;
@@ -47,46 +49,40 @@ impl Sender for SimSender {
             .lock()
             .unwrap()
             .push((spec.index, tokens.clone(), reply.clone()));
-        let us = |t: Instant| t.saturating_duration_since(ctx.run_start).as_micros() as u64;
-        let since = |t: &Instant| t.saturating_duration_since(ctx.intended).as_micros() as u64;
-        let (ttft, e2e) = (times.first().map(since), times.last().map(since));
         Sent {
-            record: RequestRecord {
-                index: spec.index,
-                warmup: spec.warmup,
-                session: spec.session.map(|s| s.0),
-                turn: spec.session.map(|s| s.1),
-                class: spec.class,
-                outcome: if times.is_empty() {
-                    Outcome::EmptyOutput
-                } else {
-                    Outcome::Ok
+            record: common::fake_record(
+                &spec,
+                &ctx,
+                common::Faked {
+                    sent,
+                    outcome: if times.is_empty() {
+                        Outcome::EmptyOutput
+                    } else {
+                        Outcome::Ok
+                    },
+                    tokens: times.first().zip(times.last()).map(|(a, b)| (*a, *b)),
+                    prompt_tokens: tokens.len() as u64,
+                    output_tokens: times.len() as u64,
                 },
-                intended_us: us(ctx.intended),
-                sent_us: us(sent),
-                end_us: us(Instant::now()),
-                retried: false,
-                queue_us: 0,
-                send_lag_us: us(sent).saturating_sub(us(ctx.intended)),
-                ttft_us: ttft,
-                e2e_us: e2e,
-                tpot_us: None,
-                prompt_tokens: Some(tokens.len() as u64),
-                output_tokens: times.len() as u64,
-                output_tokens_from_usage: true,
-                usage_rejected: false,
-                max_tokens: spec.max_tokens,
-                input_tokens_target: spec.input_tokens_target,
-                content_chunks: times.len() as u32,
-                preamble_chunks: 0,
-                first_event_us: ttft,
-                finish_reason: Some("length".into()),
-                error: None,
-            },
+            ),
             itl_us: vec![],
             reply: spec.keep_reply.then_some(reply),
         }
     }
+}
+
+/// Runs the whole plan with `sender` (no stop).
+async fn run_all<S: Sender>(sender: Arc<S>, plan: &Plan) -> bench::engine::runner::RunData {
+    run(
+        sender,
+        plan,
+        Duration::from_secs(1),
+        CancellationToken::new(),
+        None,
+        |_| {},
+    )
+    .await
+    .unwrap()
 }
 
 /// 12 sessions of 4 turns (300-word messages, 16-token replies, 200 ms think time) from 3
@@ -105,16 +101,7 @@ async fn conversation(prefix_cache: &str) -> (Summary, Vec<(u64, Vec<u64>, Strin
     });
     let plan = Plan::new(&s, None).unwrap();
     assert_eq!(plan.planned(), Some(48));
-    let data = run(
-        sender.clone(),
-        &plan,
-        Duration::from_secs(1),
-        CancellationToken::new(),
-        None,
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let data = run_all(sender.clone(), &plan).await;
     let sessions = data.sessions.clone().unwrap();
     assert_eq!((sessions.started, sessions.completed), (12, 12));
     let (summary, _) = summarize(&data, &Slo::default(), true);
@@ -181,42 +168,23 @@ impl Sender for FailingTurn {
     async fn send(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let fail = spec.session == Some((1, 2));
-        let us = |t: Instant| t.saturating_duration_since(ctx.run_start).as_micros() as u64;
-        let now = us(Instant::now());
-        let lat = now - us(ctx.intended);
+        let now = Instant::now();
         Sent {
-            record: RequestRecord {
-                index: spec.index,
-                warmup: spec.warmup,
-                session: spec.session.map(|s| s.0),
-                turn: spec.session.map(|s| s.1),
-                class: spec.class,
-                outcome: if fail {
-                    Outcome::Http(500)
-                } else {
-                    Outcome::Ok
+            record: common::fake_record(
+                &spec,
+                &ctx,
+                common::Faked {
+                    sent: ctx.intended,
+                    outcome: if fail {
+                        Outcome::Http(500)
+                    } else {
+                        Outcome::Ok
+                    },
+                    tokens: Some((now, now)),
+                    prompt_tokens: 1,
+                    output_tokens: 1,
                 },
-                intended_us: us(ctx.intended),
-                sent_us: us(ctx.intended),
-                end_us: now,
-                retried: false,
-                queue_us: 0,
-                send_lag_us: 0,
-                ttft_us: Some(lat),
-                e2e_us: Some(lat),
-                tpot_us: None,
-                prompt_tokens: Some(1),
-                output_tokens: 1,
-                output_tokens_from_usage: true,
-                usage_rejected: false,
-                max_tokens: spec.max_tokens,
-                input_tokens_target: spec.input_tokens_target,
-                content_chunks: 1,
-                preamble_chunks: 0,
-                first_event_us: None,
-                finish_reason: None,
-                error: None,
-            },
+            ),
             itl_us: vec![],
             reply: spec.keep_reply.then(|| "ok".to_string()),
         }
@@ -231,16 +199,7 @@ async fn a_failed_turn_ends_its_session_and_every_turn_is_accounted_for() {
     )
     .unwrap();
     let plan = Plan::new(&s, None).unwrap();
-    let data = run(
-        Arc::new(FailingTurn),
-        &plan,
-        Duration::from_secs(1),
-        CancellationToken::new(),
-        None,
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let data = run_all(Arc::new(FailingTurn), &plan).await;
     assert!(data.complete());
     let ss = data.sessions.clone().unwrap();
     assert_eq!(
@@ -313,16 +272,7 @@ async fn a_trace_session_sends_each_turn_its_delay_after_the_previous_reply() {
     .unwrap();
     let plan = Plan::new(&s, None).unwrap();
     assert_eq!((plan.planned_units(), plan.planned()), (Some(2), Some(3)));
-    let data = run(
-        Arc::new(FailingTurn),
-        &plan,
-        Duration::from_secs(1),
-        CancellationToken::new(),
-        None,
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let data = run_all(Arc::new(FailingTurn), &plan).await;
     let mut r = data.records.clone();
     r.sort_by_key(|q| q.index);
     // Row indices, session and turn as the trace gives them.

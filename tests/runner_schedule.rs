@@ -1,7 +1,9 @@
 //! The runner's timing rules, in virtual time (tokio's paused clock) with a fake server.
 
+mod common;
+
 use bench::engine::runner::{run, SendCtx, Sender, Sent};
-use bench::model::record::{Outcome, RequestRecord};
+use bench::model::record::Outcome;
 use bench::model::scenario::{Arrival, LoadMode, Scenario};
 use bench::plan::prompts::RequestSpec;
 use bench::plan::{schedule, Plan};
@@ -22,46 +24,23 @@ impl Sender for FakeServer {
         let latency = self.latency;
         async move {
             let sent = Instant::now();
-            let us = |t: Instant| t.saturating_duration_since(ctx.run_start).as_micros() as u64;
             let outcome = tokio::select! {
                 _ = tokio::time::sleep(latency) => Outcome::Ok,
                 _ = ctx.abort.cancelled() => Outcome::Aborted,
             };
             let end = Instant::now();
-            let e2e = end.saturating_duration_since(ctx.intended).as_micros() as u64;
-            let queue = ctx.queue;
             Sent {
-                record: RequestRecord {
-                    index: spec.index,
-                    warmup: spec.warmup,
-                    session: None,
-                    turn: None,
-                    class: spec.class,
-                    outcome,
-                    intended_us: us(ctx.intended),
-                    sent_us: us(sent),
-                    end_us: us(end),
-                    retried: false,
-                    queue_us: queue.as_micros() as u64,
-                    send_lag_us: (sent
-                        .saturating_duration_since(ctx.intended)
-                        .saturating_sub(queue))
-                    .as_micros() as u64,
-                    ttft_us: Some(e2e),
-                    e2e_us: Some(e2e),
-                    tpot_us: None,
-                    prompt_tokens: Some(1),
-                    output_tokens: 1,
-                    output_tokens_from_usage: true,
-                    usage_rejected: false,
-                    max_tokens: spec.max_tokens,
-                    input_tokens_target: spec.input_tokens_target,
-                    content_chunks: 1,
-                    preamble_chunks: 0,
-                    first_event_us: None,
-                    finish_reason: None,
-                    error: None,
-                },
+                record: common::fake_record(
+                    &spec,
+                    &ctx,
+                    common::Faked {
+                        sent,
+                        outcome,
+                        tokens: Some((end, end)),
+                        prompt_tokens: 1,
+                        output_tokens: 1,
+                    },
+                ),
                 itl_us: vec![],
                 reply: None,
             }

@@ -387,3 +387,58 @@ pub fn errors_total(counts: &serde_json::Value) -> u64 {
         .map(|v| v.as_u64().unwrap())
         .sum()
 }
+
+/// What a fake sender measured for one request: when it went out, the first and last token
+/// (none for a failure), and the counts.
+pub struct Faked {
+    pub sent: tokio::time::Instant,
+    pub outcome: bench::model::record::Outcome,
+    pub tokens: Option<(tokio::time::Instant, tokio::time::Instant)>,
+    pub prompt_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The record a fake sender returns for `spec`, timed as the real client times it (from the
+/// intended send), ending now.
+pub fn fake_record(
+    spec: &bench::plan::prompts::RequestSpec,
+    ctx: &bench::engine::runner::SendCtx,
+    f: Faked,
+) -> bench::model::record::RequestRecord {
+    let us =
+        |t: tokio::time::Instant| t.saturating_duration_since(ctx.run_start).as_micros() as u64;
+    let since =
+        |t: tokio::time::Instant| t.saturating_duration_since(ctx.intended).as_micros() as u64;
+    bench::model::record::RequestRecord {
+        index: spec.index,
+        warmup: spec.warmup,
+        session: spec.session.map(|s| s.0),
+        turn: spec.session.map(|s| s.1),
+        class: spec.class.clone(),
+        outcome: f.outcome,
+        intended_us: us(ctx.intended),
+        sent_us: us(f.sent),
+        end_us: us(tokio::time::Instant::now()),
+        retried: false,
+        queue_us: ctx.queue.as_micros() as u64,
+        send_lag_us: (f
+            .sent
+            .saturating_duration_since(ctx.intended)
+            .saturating_sub(ctx.queue))
+        .as_micros() as u64,
+        ttft_us: f.tokens.map(|(first, _)| since(first)),
+        e2e_us: f.tokens.map(|(_, last)| since(last)),
+        tpot_us: None,
+        prompt_tokens: Some(f.prompt_tokens),
+        output_tokens: f.output_tokens,
+        output_tokens_from_usage: true,
+        usage_rejected: false,
+        max_tokens: spec.max_tokens,
+        input_tokens_target: spec.input_tokens_target,
+        content_chunks: f.output_tokens as u32,
+        preamble_chunks: 0,
+        first_event_us: f.tokens.map(|(first, _)| since(first)),
+        finish_reason: None,
+        error: None,
+    }
+}
