@@ -332,29 +332,33 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
         ));
     }
     if let Some(ss) = &c.sessions {
-        for (name, v, def) in [
+        for (name, unit, v, def) in [
             (
                 "sessions.started",
+                "sessions",
                 ss.started,
                 "sessions that sent their first turn, warmup included",
             ),
             (
                 "sessions.completed",
+                "sessions",
                 ss.completed,
                 "sessions whose every turn succeeded",
             ),
             (
                 "sessions.ended_early",
+                "sessions",
                 ss.ended_early,
                 "sessions ended by a failed turn",
             ),
             (
                 "sessions.turns_skipped",
+                "requests",
                 ss.turns_skipped,
-                "turns never sent because their session had ended",
+                "turns never sent: their session had ended at a failed turn",
             ),
         ] {
-            rows.push((name.into(), "sessions".into(), v.to_string(), def.into()));
+            rows.push((name.into(), unit.into(), v.to_string(), def.into()));
         }
     }
     for t in &s.turns {

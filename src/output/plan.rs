@@ -137,6 +137,10 @@ pub fn render(plan: &Plan) -> String {
     };
     let warmup = match plan.warmup {
         0 => "no warmup".to_string(),
+        1 => format!(
+            "{} 0 of the plan is warmup (sent, not measured)",
+            unit.trim_end_matches('s')
+        ),
         n => format!(
             "{unit} 0–{} of the plan are warmup (sent, not measured)",
             n - 1

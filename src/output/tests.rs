@@ -292,3 +292,65 @@ fn absurd_intervals_and_absent_baseline_figures_are_said_plainly() {
         "{fx:?}"
     );
 }
+
+/// A conversation run: 6 sessions of 3 turns, later turns faster (a prefix cache), one
+/// session ended at a failed turn 2.
+fn conversation_run() -> RunResult {
+    let mut rs = Vec::new();
+    for s in 0..6u64 {
+        for t in 1..=3u32 {
+            let i = s * 1000 + t as u64 - 1;
+            let mut r = record(i, Outcome::Ok);
+            r.session = Some(s);
+            r.turn = Some(t);
+            r.intended_us = s * 50_000 + t as u64 * 400_000;
+            r.ttft_us = Some(if t == 1 { 60_000 } else { 20_000 } + s * 500);
+            r.e2e_us = Some(r.ttft_us.unwrap() + 100_000);
+            r.end_us = r.intended_us + r.e2e_us.unwrap();
+            r.prompt_tokens = Some(300 + 200 * (t as u64 - 1));
+            if s == 5 && t == 2 {
+                r.outcome = Outcome::Http(500);
+            }
+            if s == 5 && t == 3 {
+                continue;
+            }
+            rs.push(r);
+        }
+    }
+    let s = scenario("");
+    let mut data = crate::testkit::data(rs, 3);
+    data.planned = Some(18);
+    data.sessions = Some(crate::model::summary::SessionCounts {
+        planned: Some(6),
+        started: 6,
+        completed: 5,
+        ended_early: 1,
+        turns_skipped: 1,
+    });
+    let mut run = run_of(Vec::new(), s, 3);
+    let (summary, _) = crate::metrics::summary::summarize(&data, &run.scenario.slo, true);
+    run.summary = summary;
+    run.requests = data.records;
+    run.scenario_name = "golden-conversation".into();
+    run
+}
+
+#[test]
+fn conversation_renderers() {
+    let r = conversation_run();
+    insta::assert_snapshot!("conversation_table", table::render(&r));
+    insta::assert_snapshot!(
+        "conversation_summary_csv",
+        text(csv::summary(&r.summary).unwrap())
+    );
+    let s = crate::config::scenario::parse(
+        "name = \"c\"\nseed = 2\n[workload]\ntype = \"conversation\"\nturns = { dist = \"uniform\", min = 2, max = 4 }\nuser_tokens = 20\noutput_tokens = 8\nthink_time_ms = 300\n[load]\nrate = 2\nsessions = 5\nwarmup = 1\n",
+        std::path::Path::new("c.toml"),
+    )
+    .unwrap();
+    let plan = crate::plan::Plan::new(&s, None).unwrap();
+    insta::assert_snapshot!(
+        "conversation_plan",
+        format!("{}\n{}", plan::describe(&s), plan::render(&plan))
+    );
+}
