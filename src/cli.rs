@@ -140,6 +140,10 @@ pub struct RunOpts {
     /// Measured requests (warmup not included). Overrides the scenario's `load.requests`.
     #[arg(long)]
     pub requests: Option<u64>,
+    /// Measured sessions of a conversation workload (warmup not included). Overrides the
+    /// scenario's `load.sessions`.
+    #[arg(long)]
+    pub sessions: Option<u64>,
     /// Bound on the sending phase, e.g. 90s or 5m. Overrides the scenario's `load.duration`.
     #[arg(long)]
     pub duration: Option<String>,

@@ -15,6 +15,7 @@ pub struct Overrides {
     pub api_key_env: Option<String>,
     pub seed: Option<u64>,
     pub requests: Option<u64>,
+    pub sessions: Option<u64>,
     pub duration: Option<String>,
     pub rate: Option<f64>,
     pub concurrency: Option<u32>,
@@ -38,8 +39,25 @@ impl Overrides {
         if let Some(seed) = self.seed {
             s.seed = seed;
         }
-        if let Some(r) = self.requests {
-            check_requests(r).map_err(|m| flag("--requests", m))?;
+        // A conversation run is sized in sessions (its `load.requests` holds them).
+        let conversation = s.workload.is_conversation();
+        if self.requests.is_some() && conversation {
+            return Err(BenchError::usage(
+                "--requests: a conversation run counts sessions; use --sessions N",
+            ));
+        }
+        if self.sessions.is_some() && !conversation {
+            return Err(BenchError::usage(
+                "--sessions applies only to a conversation workload; use --requests N",
+            ));
+        }
+        if let Some(r) = self.requests.or(self.sessions) {
+            let f = if conversation {
+                "--sessions"
+            } else {
+                "--requests"
+            };
+            check_requests(r).map_err(|m| flag(f, m))?;
             s.load.requests = Some(r);
         }
         if let Some(d) = &self.duration {
@@ -90,5 +108,39 @@ impl Overrides {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_conversation_is_sized_by_sessions_and_nothing_else_is() {
+        let conv = "name = \"c\"\n[workload]\ntype = \"conversation\"\nturns = 2\nuser_tokens = 3\noutput_tokens = 2\n[load]\nconcurrency = 1\nsessions = 4\n";
+        let mut s = crate::config::scenario::parse(conv, Path::new("c.toml")).unwrap();
+        let o = Overrides {
+            sessions: Some(9),
+            ..Default::default()
+        };
+        o.apply(&mut s).unwrap();
+        assert_eq!(s.load.requests, Some(9));
+        let o = Overrides {
+            requests: Some(9),
+            ..Default::default()
+        };
+        let e = o.apply(&mut s).unwrap_err().to_string();
+        assert!(e.contains("use --sessions"), "{e}");
+        let mut plain = crate::testkit::scenario("");
+        let o = Overrides {
+            sessions: Some(9),
+            ..Default::default()
+        };
+        let e = o.apply(&mut plain).unwrap_err().to_string();
+        assert!(
+            e.contains("--sessions applies only to a conversation"),
+            "{e}"
+        );
     }
 }

@@ -148,6 +148,7 @@ fn overrides(args: &RunOpts) -> Overrides {
         api_key_env: args.api_key_env.clone(),
         seed: args.seed,
         requests: args.requests,
+        sessions: args.sessions,
         duration: args.duration.clone(),
         rate: args.rate,
         concurrency: args.concurrency,
