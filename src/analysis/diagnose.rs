@@ -141,6 +141,12 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
             if let Some(w) = sm.and_then(|m| m.waiting_peak) {
                 evidence.push(format!("waiting peak {w:.0}"));
             }
+            if let Some(d) = sm
+                .and_then(|m| m.waiting_deferred_peak)
+                .filter(|d| *d > 0.0)
+            {
+                evidence.push(format!("{d:.0} of the waiting requests were deferred (KV transfer, LoRA budget, a blocked request), not waiting for capacity: look at the KV-transfer path (PD disaggregation) or the LoRA budget before adding capacity"));
+            }
             (
                 "queueing",
                 &[
@@ -343,6 +349,16 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.contains("queue time mean 700 ms")));
+        assert!(!f[0].evidence.iter().any(|e| e.contains("deferred")));
+        r.server_metrics.as_mut().unwrap().waiting_deferred_peak = Some(12.0);
+        let f = diagnose(&r);
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.contains("12 of the waiting requests were deferred")),
+            "{:?}",
+            f[0].evidence
+        );
         r.server_metrics.as_mut().unwrap().queue_time_mean_s = Some(0.05);
         r.server_metrics.as_mut().unwrap().prefill_time_mean_s = Some(0.8);
         assert_eq!(diagnose(&r)[0].title, "TTFT high — prefill compute");

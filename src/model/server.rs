@@ -40,6 +40,11 @@ pub struct ServerMetrics {
     pub kv_usage_peak: Option<f64>,
     pub running_peak: Option<f64>,
     pub waiting_peak: Option<f64>,
+    /// Peak of the waiting requests deferred by a transient constraint (vLLM's
+    /// `num_requests_waiting_by_reason{reason="deferred"}`: KV transfer, LoRA budget, a
+    /// blocked request) rather than waiting for capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_deferred_peak: Option<f64>,
     pub prompt_tokens: Option<f64>,
     pub generation_tokens: Option<f64>,
     /// Quantiles above that fell in a histogram bucket wider than the value itself (the first

@@ -62,7 +62,12 @@ pub fn describe(m: &ServerMetrics) -> String {
         parts.push(format!("running peak {r:.0}"));
     }
     if let Some(w) = m.waiting_peak {
-        parts.push(format!("waiting peak {w:.0}"));
+        match m.waiting_deferred_peak.filter(|d| *d > 0.0) {
+            Some(d) => parts.push(format!(
+                "waiting peak {w:.0} (deferred peak {d:.0}: KV transfer, LoRA budget or blocked, not capacity)"
+            )),
+            None => parts.push(format!("waiting peak {w:.0}")),
+        }
     }
     parts.join(", ")
 }

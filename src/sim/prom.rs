@@ -66,6 +66,14 @@ impl PromWriter {
         let _ = writeln!(self.out, "{name}{{{}}} {v}", self.labels);
     }
 
+    /// One gauge family with a sample per value of label `key`.
+    pub fn gauge_by(&mut self, name: &str, help: &str, key: &str, values: &[(&str, f64)]) {
+        self.head(name, "gauge", help);
+        for (label, v) in values {
+            let _ = writeln!(self.out, "{name}{{{},{key}=\"{label}\"}} {v}", self.labels);
+        }
+    }
+
     /// `name` without `_total`; the sample gets the suffix, as prometheus_client does.
     pub fn counter(&mut self, name: &str, help: &str, v: u64) {
         self.head(name, "counter", help);

@@ -136,6 +136,14 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
     };
     m.running_peak = peak(n.running);
     m.waiting_peak = peak(n.waiting);
+    m.waiting_deferred_peak = scrapes
+        .iter()
+        .filter_map(|s| {
+            n.waiting_by_reason
+                .iter()
+                .find_map(|f| s.value_where(f, "reason", "deferred"))
+        })
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
     m.kv_usage_peak = peak(n.kv_usage);
     m.prefix_cache_hit_rate = match (
         delta(first, last, n.prefix_hits),

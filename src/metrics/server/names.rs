@@ -9,7 +9,8 @@
 //!   `vllm:request_decode_time_seconds`, `vllm:prompt_tokens_cached_total`,
 //!   `vllm:spec_decode_num_draft_tokens_total`, `vllm:spec_decode_num_accepted_tokens_total`,
 //!   `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`,
-//!   `vllm:admission_rejections_total` (requests refused by a queue limit). The embedded
+//!   `vllm:admission_rejections_total` (requests refused by a queue limit),
+//!   `vllm:num_requests_waiting_by_reason` (its `reason="deferred"` series). The embedded
 //!   simulator serves the same names.
 //! * SGLang — docs.sglang.io "Production Metrics" (`--enable-metrics`): `sglang:num_running_reqs`,
 //!   `sglang:num_queue_reqs`, `sglang:token_usage` (KV occupancy 0–1), `sglang:cache_hit_rate`
@@ -51,6 +52,9 @@ pub struct Names {
     pub spec_accept_length_gauge: &'static [&'static str],
     /// A counter of requests refused by a queue limit (vLLM's `--max-num-queued-*`).
     pub admission_rejections: &'static [&'static str],
+    /// A gauge of waiting requests by `reason`: those with `reason="deferred"` wait on a
+    /// transient constraint (KV transfer, LoRA budget, a blocked request), not on capacity.
+    pub waiting_by_reason: &'static [&'static str],
     pub prompt_tokens: &'static [&'static str],
     pub generation_tokens: &'static [&'static str],
     /// llama.cpp counts cached prompt tokens apart from `prompt_tokens_total`, so the tokens
@@ -75,6 +79,7 @@ pub const VLLM: Names = Names {
     spec_accepted: &["vllm:spec_decode_num_accepted_tokens"],
     spec_accept_length_gauge: &[],
     admission_rejections: &["vllm:admission_rejections"],
+    waiting_by_reason: &["vllm:num_requests_waiting_by_reason"],
     prompt_tokens: &["vllm:prompt_tokens"],
     generation_tokens: &["vllm:generation_tokens"],
     queries_exclude_hits: false,
@@ -97,6 +102,7 @@ pub const SGLANG: Names = Names {
     spec_accepted: &[],
     spec_accept_length_gauge: &["sglang:spec_accept_length"],
     admission_rejections: &[],
+    waiting_by_reason: &[],
     prompt_tokens: &["sglang:prompt_tokens"],
     generation_tokens: &["sglang:generation_tokens"],
     queries_exclude_hits: false,
@@ -125,6 +131,7 @@ pub const LLAMACPP: Names = Names {
     ],
     spec_accept_length_gauge: &[],
     admission_rejections: &[],
+    waiting_by_reason: &[],
     prompt_tokens: &["llamacpp:prompt_tokens"],
     generation_tokens: &["llamacpp:tokens_predicted"],
     queries_exclude_hits: true,
@@ -148,6 +155,7 @@ impl Names {
             ("decode_time", self.decode_time, true),
             ("cached_prompt_tokens", self.cached_prompt_tokens, true),
             ("admission_rejections", self.admission_rejections, true),
+            ("waiting_by_reason", self.waiting_by_reason, true),
             ("spec_draft", self.spec_draft, false),
             ("spec_accepted", self.spec_accepted, false),
             (

@@ -225,6 +225,19 @@ impl Scrape {
         (!vals.is_empty()).then(|| vals.iter().sum())
     }
 
+    /// Sum of a gauge's or counter's samples whose label `key` is `value`.
+    pub fn value_where(&self, family: &str, key: &str, value: &str) -> Option<f64> {
+        let f = self.families.get(family)?;
+        let vals: Vec<f64> = f
+            .samples
+            .iter()
+            .filter(|s| !s.name.ends_with("_created"))
+            .filter(|s| s.labels.get(key).is_some_and(|v| v == value))
+            .map(|s| s.value)
+            .collect();
+        (!vals.is_empty()).then(|| vals.iter().sum())
+    }
+
     pub fn histogram(&self, family: &str) -> Option<Histogram> {
         let f = self.families.get(family)?;
         let mut buckets: BTreeMap<u64, (f64, f64)> = BTreeMap::new();

@@ -140,3 +140,20 @@ vllm:num_preempted_requests_total 0
     assert!(text.contains("MISSING  vllm:num_preemptions"), "{text}");
     assert!(coverage(&promtext::parse("# TYPE up gauge\nup 1\n").unwrap()).is_none());
 }
+
+#[test]
+fn deferred_waiting_is_told_from_waiting_for_capacity() {
+    let scrape = |deferred: f64| {
+        promtext::parse(&format!(
+            "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 5\n# TYPE vllm:num_requests_waiting_by_reason gauge\nvllm:num_requests_waiting_by_reason{{reason=\"capacity\"}} {}\nvllm:num_requests_waiting_by_reason{{reason=\"deferred\"}} {deferred}\n",
+            5.0 - deferred
+        ))
+        .unwrap()
+    };
+    let m = summarize("http://x/metrics", &[scrape(0.0), scrape(3.0), scrape(1.0)]);
+    assert_eq!(
+        (m.waiting_peak, m.waiting_deferred_peak),
+        (Some(5.0), Some(3.0))
+    );
+    assert!(describe(&m).contains("deferred peak 3"), "{}", describe(&m));
+}

@@ -28,6 +28,13 @@ pub(super) async fn metrics_text(State(s): State<Arc<AppState>>) -> Response {
         "Number of requests waiting to be processed.",
         m.waiting as f64,
     );
+    // The simulator has no transient constraints: every waiting request waits for capacity.
+    w.gauge_by(
+        "vllm:num_requests_waiting_by_reason",
+        "Number of waiting requests by reason.",
+        "reason",
+        &[("capacity", m.waiting as f64), ("deferred", 0.0)],
+    );
     w.gauge(
         "vllm:kv_cache_usage_perc",
         "KV-cache usage. 1 means 100 percent usage.",
