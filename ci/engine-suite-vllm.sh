@@ -15,13 +15,11 @@ if ! bash ci/engines/vllm.sh model >/dev/null; then
   echo "vllm suite: skipped (vLLM could not be installed or its model made here; see the message above)"
   exit 0
 fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source ci/engines/suite-lib.sh
+port=$(free_port)
 work=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && bash ci/engines/vllm.sh stop "$pid"' EXIT
-passed=0; failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $1" >&2; fi; }
-json() { python3 -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
 url="http://127.0.0.1:$port/v1"
 
 # 1. A server without prefix caching: the baseline, and everything that does not need the cache.

@@ -10,16 +10,14 @@ if ! bin=$(bash ci/engines/llama-server.sh build); then
   echo "engine suite: skipped (llama-server could not be built here; see the message above)"
   exit 0
 fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source ci/engines/suite-lib.sh
+port=$(free_port)
 if ! pid=$(bash ci/engines/llama-server.sh start "$port"); then
   echo "engine suite: skipped (llama-server did not start)"
   exit 0
 fi
 trap 'bash ci/engines/llama-server.sh stop "$pid"' EXIT
 work=$(mktemp -d)
-passed=0; failed=0
-check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $1" >&2; fi; }
-json() { python3 -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
 
 for api in chat completions; do
   sed "s/^api = \"chat\"/api = \"$api\"/" scenarios/llama-server.toml > "$work/$api.toml"

@@ -171,12 +171,19 @@ impl Sessions {
 
     /// How many turns session `s` has (cheap: the first draw of its stream).
     pub fn turn_count(&self, s: u64) -> u32 {
+        self.first_draw(s).1
+    }
+
+    /// Session `s`'s stream after its first draw, and its number of turns: the draw, capped by
+    /// a ShareGPT conversation's own turns.
+    fn first_draw(&self, s: u64) -> (rand_chacha::ChaCha8Rng, u32) {
         let mut rng = stream_rng(self.seed ^ SESSION_KEY, s);
         let k = self.turns.sample(&mut rng).max(1);
-        match self.conversation(s) {
+        let k = match self.conversation(s) {
             Some((turns, _)) => k.min(turns.len() as u32),
             None => k,
-        }
+        };
+        (rng, k)
     }
 
     /// The ShareGPT conversation session `s` replays (they are taken in order, wrapping).
@@ -188,10 +195,8 @@ impl Sessions {
 
     /// Session `s`.
     pub fn session(&self, s: u64, warmup: bool) -> SessionSpec {
-        let mut rng = stream_rng(self.seed ^ SESSION_KEY, s);
-        let k = self.turns.sample(&mut rng).max(1);
+        let (mut rng, k) = self.first_draw(s);
         let recorded = self.conversation(s);
-        let k = recorded.map_or(k, |(turns, _)| k.min(turns.len() as u32));
         let mut turns = Vec::with_capacity(k as usize);
         for t in 0..k as usize {
             let think = match (&self.think_time_ms, t) {

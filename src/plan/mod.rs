@@ -122,6 +122,9 @@ impl Plan {
     /// may send fewer.
     pub fn planned(&self) -> Option<u64> {
         let units = self.planned_units()?;
+        if !self.generator.has_sessions() {
+            return Some(units);
+        }
         Some(
             (0..units)
                 .map(|j| self.generator.turn_count(self.index(j)) as u64)

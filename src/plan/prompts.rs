@@ -158,8 +158,7 @@ impl Generator {
         if let Some(g) = &self.sessions {
             return Some(g.session(s, warmup));
         }
-        let t = self.trace.as_ref().filter(|t| t.has_sessions())?;
-        let rows = &t.units[(s as usize).min(t.units.len() - 1)];
+        let (t, rows) = self.trace_unit(s)?;
         let turns = rows
             .iter()
             .map(|r| {
@@ -180,6 +179,13 @@ impl Generator {
         })
     }
 
+    /// Unit `i` of a trace with sessions: the trace and the unit's rows (`None` for any other
+    /// workload, whose units are single requests).
+    fn trace_unit(&self, i: u64) -> Option<(&Trace, &[usize])> {
+        let t = self.trace.as_deref().filter(|t| t.has_sessions())?;
+        Some((t, &t.units[(i as usize).min(t.units.len() - 1)]))
+    }
+
     /// Whether the plan's units are sessions (a conversation, or a trace with sessions).
     pub fn has_sessions(&self) -> bool {
         self.sessions.is_some() || self.trace.as_ref().is_some_and(|t| t.has_sessions())
@@ -188,11 +194,8 @@ impl Generator {
     /// The request indices of unit `i` whose prompts are known before the run (what
     /// calibration counts): a trace session's rows, else `i` itself.
     pub fn unit_requests(&self, i: u64) -> Vec<u64> {
-        match self.trace.as_ref().filter(|t| t.has_sessions()) {
-            Some(t) => t.units[(i as usize).min(t.units.len() - 1)]
-                .iter()
-                .map(|r| *r as u64)
-                .collect(),
+        match self.trace_unit(i) {
+            Some((_, rows)) => rows.iter().map(|r| *r as u64).collect(),
             None => vec![i],
         }
     }
@@ -202,10 +205,7 @@ impl Generator {
         if let Some(g) = &self.sessions {
             return g.turn_count(i);
         }
-        match self.trace.as_ref().filter(|t| t.has_sessions()) {
-            Some(t) => t.units[(i as usize).min(t.units.len() - 1)].len() as u32,
-            None => 1,
-        }
+        self.trace_unit(i).map_or(1, |(_, rows)| rows.len() as u32)
     }
 
     /// Leads every synthetic prompt with [`SALT_WORDS`] words drawn from `nonce` (no effect

@@ -58,15 +58,15 @@ pub(super) fn load(
         }
         (None, None) => return Err(ctx.at(span, "load", "needs `concurrency = N` (closed loop) or `rate = R` requests/s (open loop)")),
         (Some(c), None) => {
-            for (name, sp) in [
-                ("arrival", l.arrival.as_ref().map(|s| s.span())),
-                ("burstiness", l.burstiness.as_ref().map(|s| s.span())),
-                ("max_concurrency", l.max_concurrency.as_ref().map(|s| s.span())),
-            ] {
-                if let Some(sp) = sp {
-                    return Err(ctx.at(sp, &format!("load.{name}"), "applies only to open-loop load (`rate`)"));
-                }
-            }
+            ctx.refuse(
+                "load",
+                &[
+                    ("arrival", l.arrival.as_ref().map(|s| s.span())),
+                    ("burstiness", l.burstiness.as_ref().map(|s| s.span())),
+                    ("max_concurrency", l.max_concurrency.as_ref().map(|s| s.span())),
+                ],
+                "applies only to open-loop load (`rate`)",
+            )?;
             check_concurrency(*c.get_ref()).map_err(|m| ctx.at(c.span(), "load.concurrency", m))?;
             LoadMode::Closed { concurrency: *c.get_ref() }
         }
@@ -137,20 +137,16 @@ fn trace_load(
     t: &Trace,
     time_scale: f64,
 ) -> Result<LoadSpec, ScenarioError> {
-    for (name, sp) in [
-        ("rate", l.rate.as_ref().map(|s| s.span())),
-        ("concurrency", l.concurrency.as_ref().map(|s| s.span())),
-        ("arrival", l.arrival.as_ref().map(|s| s.span())),
-        ("burstiness", l.burstiness.as_ref().map(|s| s.span())),
-    ] {
-        if let Some(sp) = sp {
-            return Err(ctx.at(
-                sp,
-                &format!("load.{name}"),
-                "is not used with a trace workload: the trace's timestamps are the schedule (scale them with workload.time_scale)",
-            ));
-        }
-    }
+    ctx.refuse(
+        "load",
+        &[
+            ("rate", l.rate.as_ref().map(|s| s.span())),
+            ("concurrency", l.concurrency.as_ref().map(|s| s.span())),
+            ("arrival", l.arrival.as_ref().map(|s| s.span())),
+            ("burstiness", l.burstiness.as_ref().map(|s| s.span())),
+        ],
+        "is not used with a trace workload: the trace's timestamps are the schedule (scale them with workload.time_scale)",
+    )?;
     if let Some(m) = &l.max_concurrency {
         check_concurrency(*m.get_ref())
             .map_err(|msg| ctx.at(m.span(), "load.max_concurrency", msg))?;

@@ -74,6 +74,23 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// An error at the first of `fields` that is present (`{section}.{name}: {why}`), for
+    /// fields that do not apply where they were written.
+    pub(crate) fn refuse(
+        &self,
+        section: &str,
+        fields: &[(&str, Option<Range<usize>>)],
+        why: &str,
+    ) -> Result<(), ScenarioError> {
+        match fields
+            .iter()
+            .find_map(|(n, sp)| sp.clone().map(|sp| (n, sp)))
+        {
+            Some((name, sp)) => Err(self.at(sp, &format!("{section}.{name}"), why)),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn at(
         &self,
         span: Range<usize>,

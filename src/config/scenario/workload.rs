@@ -315,18 +315,14 @@ fn conversation(
                     "a conversation's `path` must be ShareGPT conversations: set format = \"sharegpt\"",
                 ));
             }
-            for (name, given) in [
-                ("user_tokens", w.user_tokens.as_ref().map(|s| s.span())),
-                ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
-            ] {
-                if let Some(sp) = given {
-                    return Err(ctx.at(
-                        sp,
-                        &format!("workload.{name}"),
-                        "is not used with a ShareGPT `path`: the recorded turns and replies set the lengths",
-                    ));
-                }
-            }
+            ctx.refuse(
+                "workload",
+                &[
+                    ("user_tokens", w.user_tokens.as_ref().map(|s| s.span())),
+                    ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
+                ],
+                "is not used with a ShareGPT `path`: the recorded turns and replies set the lengths",
+            )?;
             let resolved = base_dir.join(p.get_ref());
             let d = crate::config::dataset::load(&resolved, format)
                 .map_err(|e| unreadable(ctx, &p, &resolved, e))?;

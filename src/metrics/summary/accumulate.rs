@@ -106,19 +106,18 @@ impl TurnAcc {
     }
 
     fn summary(&self, turn: u32) -> TurnSummary {
-        let q = |m: Latency, p: f64| {
-            Sample::from_hist(&self.hists[&m])
-                .quantile(p)
-                .unwrap_or(0.0)
-                / 1000.0
-        };
+        let (ttft, e2e) = (
+            Sample::from_hist(&self.hists[&Latency::Ttft]),
+            Sample::from_hist(&self.hists[&Latency::E2e]),
+        );
+        let ms = |s: &Sample, p: f64| s.quantile(p).unwrap_or(0.0) / 1000.0;
         TurnSummary {
             turn,
             sent: self.sent,
             ok: self.ok,
-            ttft_p50_ms: q(Latency::Ttft, 0.5),
-            ttft_p95_ms: q(Latency::Ttft, 0.95),
-            e2e_p50_ms: q(Latency::E2e, 0.5),
+            ttft_p50_ms: ms(&ttft, 0.5),
+            ttft_p95_ms: ms(&ttft, 0.95),
+            e2e_p50_ms: ms(&e2e, 0.5),
             prompt_tokens_mean: (self.prompt_n > 0)
                 .then(|| self.prompt_tokens as f64 / self.prompt_n as f64),
         }

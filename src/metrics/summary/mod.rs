@@ -78,8 +78,16 @@ fn counts_for(r: &RequestRecord, m: Latency) -> bool {
 
 /// The histogram of a per-request latency over `records`.
 pub fn histogram(records: &[RequestRecord], m: Latency) -> Histogram<u64> {
+    histogram_in(records, m, None)
+}
+
+/// [`histogram`] over the records of some turns (all of them when `turns` is `None`).
+fn histogram_in(records: &[RequestRecord], m: Latency, turns: Option<Turns>) -> Histogram<u64> {
     let mut h = new_histogram();
-    for r in records.iter().filter(|r| counts_for(r, m)) {
+    for r in records
+        .iter()
+        .filter(|r| counts_for(r, m) && in_turns(r, turns))
+    {
         if let Some(v) = per_request_us(r, m) {
             record_us(&mut h, v);
         }
@@ -121,15 +129,7 @@ pub fn sample_in(run: &RunResult, m: Latency, turns: Option<Turns>) -> Sample {
         }
         return Sample::from_hist(&all);
     }
-    let mut h = new_histogram();
-    for r in run.requests.iter().filter(|r| in_turns(r, turns)) {
-        if counts_for(r, m) {
-            if let Some(v) = per_request_us(r, m) {
-                record_us(&mut h, v);
-            }
-        }
-    }
-    Sample::from_hist(&h)
+    Sample::from_hist(&histogram_in(&run.requests, m, turns))
 }
 
 /// Whether a record is in the turn scope (every record when there is none).
