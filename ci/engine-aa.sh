@@ -9,7 +9,8 @@ rounds=${1:-6}
 BENCH=${BENCH:-target/release/bench}
 [ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
 bash ci/engines/llama-server.sh build >/dev/null || { echo "engine A/A: skipped (no llama-server)"; exit 0; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source ci/engines/suite-lib.sh
+port=$(free_port)
 pid=$(bash ci/engines/llama-server.sh start "$port") || { echo "engine A/A: skipped (llama-server did not start)"; exit 0; }
 trap 'bash ci/engines/llama-server.sh stop "$pid"' EXIT
 work=$(mktemp -d)

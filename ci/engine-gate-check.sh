@@ -29,7 +29,8 @@ BENCH=${BENCH:-target/release/bench}
 REPEAT=${REPEAT:-3}  # candidate (and interleaved control) runs per compare
 [ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
 bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+source ci/engines/suite-lib.sh
+port=$(free_port)
 pid=$(bash ci/engines/llama-server.sh start "$port") || { echo "gate check: skipped (llama-server did not start)"; exit 0; }
 cg=/sys/fs/cgroup/cpu/bench-quota-$pid
 hog=""
