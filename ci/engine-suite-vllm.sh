@@ -53,20 +53,24 @@ check "vllm: the cache-off baseline is recorded" "[ $rc -eq 0 ]"
 bash ci/engines/vllm.sh stop "$pid"; pid=""
 
 # 2. The same server with prefix caching on (vLLM's default): the one variable that changed.
-# At α = 0.001, as the llama-server suite's checks: the arms are two server processes minutes
-# apart on a shared machine, and TPOT over 3 decode steps varies by ≈ 7 % from run to run, so
-# at the default α = 0.05 a side metric can false-fail this check (one CI run did: TPOT p50
-# +24 %, effect 0.218 against a critical 0.189, while a local rerun saw +6.7 %, inconclusive).
-# The default α's false-fail rate is measured by ci/engine-gate-check.sh, not here; a restart
-# per block would make --interleave cost ≈ 70 s of vLLM start-up each.
+# What this checks is bench, not vLLM: the change is named, the gate sees what caching buys
+# (TTFT, E2E, throughput improved) and the record carries the server's hit rate. TPOT is the
+# side effect, and on this build and machine it is vLLM's own: its TPOT over 3 decode steps
+# sits in two states (≈ 18 and ≈ 24 ms), and with caching on more requests land in the slow
+# one (CI: +24 %, a rerun here +27 %, another +6.7 %), so the gate may honestly FAIL it. The
+# check therefore allows exit 1 only when every failing row is a TPOT row.
 if ! pid=$(bash ci/engines/vllm.sh start "$port"); then
   failed=$((failed + 1)); echo "FAILED: vLLM did not restart with prefix caching on" >&2
 else
-  "$BENCH" compare scenarios/vllm-prefix.toml --endpoint "$url" --repeat 3 --var prefix_caching=on --alpha 0.001 \
+  "$BENCH" compare scenarios/vllm-prefix.toml --endpoint "$url" --repeat 3 --var prefix_caching=on --json "$work/compare.json" \
     --baselines "$work/baselines" --record "$work/record.csv" --out "$work/cand" >"$work/compare.txt" 2>&1
   rc=$?; cat "$work/compare.txt"
-  check "vllm: prefix caching off → on passes the gate (exit 0)" "[ $rc -eq 0 ]"
-  check "vllm: the gate judges TTFT p50 improved" "grep -Eq '^ +ttft\.p50 .* improved' '$work/compare.txt'"
+  check "vllm: the compare ran (exit 0 or 1)" "[ $rc -le 1 ]"
+  check "vllm: the change is named" "grep -q 'prefix_caching: off → on' '$work/compare.txt'"
+  check "vllm: nothing but the TPOT side effect fails" "python3 -c \"import json; r=json.load(open('$work/compare.json'))['rows']; bad=[x['metric'] for x in r if x['verdict']=='regressed' and not x['metric'].startswith('tpot.')]; assert not bad, bad\""
+  for m in ttft.p50 e2e.p50 output_throughput; do
+    check "vllm: the gate judges $m improved" "[ \"\$(json $work/compare.json \"[x['verdict'] for x in d['rows'] if x['metric']=='$m'][0]\")\" = improved ]"
+  done
   check "vllm: the record row carries the server's hit rate change" "grep -Eq 'hit rate none \\(no cache lookups\\) → [0-9]+ %' '$work/record.csv'"
 fi
 echo "vllm suite: $passed passed, $failed failed ($(( $(date +%s) - start )) s)"
