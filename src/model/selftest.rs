@@ -10,6 +10,8 @@ pub struct Level {
     pub chunks_per_s: f64,
     /// This process's CPU µs per content chunk (None where /proc is not there).
     pub cpu_us_per_chunk: Option<f64>,
+    /// The same streams read by a bare tokio client, CPU µs per content chunk: the floor.
+    pub bare_cpu_us_per_chunk: Option<f64>,
     pub added_ttft_p50_us: f64,
     pub added_ttft_p99_us: f64,
     pub added_ttft_max_us: f64,

@@ -209,6 +209,7 @@ fn plan_and_selftest_renderers() {
         ok: 256,
         chunks_per_s: 812_345.6,
         cpu_us_per_chunk: Some(2.1),
+        bare_cpu_us_per_chunk: Some(1.4),
         added_ttft_p50_us: 412.0,
         added_ttft_p99_us: 1_730.5,
         added_ttft_max_us: 2_004.0,

@@ -14,7 +14,10 @@
 //!   request, reported as p50/p99/max. The two processes share the wall clock (µs since the
 //!   Unix epoch); the client's monotonic stamps are placed on it through one reading of both
 //!   clocks taken just before the level;
-//! * *send lag p99* = how late the client released requests against their intended times.
+//! * *send lag p99* = how late the client released requests against their intended times;
+//! * *bare µs/chunk* = the same count of streams and responses read by a bare tokio client
+//!   ([`bare`]: raw reads to `[DONE]`, nothing parsed or timed) — the floor the kernel and
+//!   the runtime set on this machine, so *CPU µs/chunk* − *bare* is what bench's client adds.
 //!
 //! The memory rows run `bench run` itself as a child process (a flat-out closed loop of 64
 //! streams, one content chunk per response, against the same reference server) for 10k, 100k
@@ -38,6 +41,7 @@ pub fn tables(args: &SelftestArgs) -> Result<Vec<(Duration, u32, String)>, Bench
     ])
 }
 
+pub mod bare;
 pub mod server;
 
 use crate::cli::SelftestArgs;
@@ -248,6 +252,8 @@ pub async fn level(
         added.push((client_first - *server_first as f64).max(0.0));
     }
     let added = Sample::from_values(added);
+    let per_stream = requests.div_ceil(streams as u64) as u32;
+    let bare = bare::cpu_us_per_chunk(server.addr, streams, per_stream, tokens).await?;
     let window = summary.throughput.window_s;
     let cpu_us_per_chunk = cpu
         .filter(|_| all_chunks > 0)
@@ -262,6 +268,7 @@ pub async fn level(
             0.0
         },
         cpu_us_per_chunk,
+        bare_cpu_us_per_chunk: bare,
         added_ttft_p50_us: added.quantile(0.5).unwrap_or(0.0),
         added_ttft_p99_us: added.quantile(0.99).unwrap_or(0.0),
         added_ttft_max_us: added.max().unwrap_or(0.0),
