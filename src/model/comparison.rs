@@ -99,9 +99,9 @@ pub struct Row {
     pub n_candidate: usize,
     /// Descriptive only.
     pub mann_whitney_p: Option<f64>,
-    /// Degrees of freedom of the critical value: Student's t when the SE carries run-to-run
-    /// noise estimated from a few repetitions (Welch–Satterthwaite with the bootstrap part);
-    /// absent when the normal quantile applies.
+    /// Degrees of freedom of the critical value: Student's t with the runs' Σ(runs − 1) for a
+    /// latency, R + K − 2 for a rate; absent when the normal quantile applies (a rate with
+    /// one run a side, judged on counting noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
 }

@@ -228,11 +228,11 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(2);
         let base = Baseline::new(
             "main",
-            (0..2).map(|_| run(200, 40.0, 0.0, &mut rng)).collect(),
+            (0..3).map(|_| run(200, 40.0, 0.0, &mut rng)).collect(),
         )
         .unwrap();
-        let cand = run(200, 60.0, 0.0, &mut rng);
-        let c = compare(&base, std::slice::from_ref(&cand), false, &cfg()).unwrap();
+        let cand: Vec<_> = (0..3).map(|_| run(200, 60.0, 0.0, &mut rng)).collect();
+        let c = compare(&base, &cand, false, &cfg()).unwrap();
         assert!(c.regressed);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("records.csv");

@@ -8,6 +8,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
+/// Candidate runs per comparison: `bench compare --repeat`'s default.
+const CAND_RUNS: usize = 3;
+
 fn cfg(seed: u64) -> GateConfig {
     let t = vec![
         parse_threshold("ttft.p50", "10%").unwrap(),
@@ -42,9 +45,13 @@ fn trial_reps(
             let base: Vec<RunResult> = (0..reps)
                 .map(|_| run(n, 50.0, drift.sample(&mut rng), &mut rng))
                 .collect();
-            let d = drift.sample(&mut rng) + shift;
-            let cand = run(n, 50.0, d, &mut rng);
-            evaluate(&base, std::slice::from_ref(&cand), &cfg(i))
+            let cand: Vec<RunResult> = (0..CAND_RUNS)
+                .map(|_| {
+                    let d = drift.sample(&mut rng) + shift;
+                    run(n, 50.0, d, &mut rng)
+                })
+                .collect();
+            evaluate(&base, &cand, &cfg(i))
                 .into_iter()
                 .map(|r| r.verdict)
                 .collect()
@@ -76,8 +83,8 @@ fn false_alarm_rate_under_a_a_is_at_most_alpha() {
 #[test]
 fn a_shift_of_twice_the_threshold_is_detected() {
     let pairs = 200;
-    // 2000 requests a run, one candidate run, 2 % run-to-run drift. With the default 3
-    // repetitions the drift is known to 2 degrees of freedom, and Student's t pays for that
+    // 2000 requests a run, 3 candidate runs, 2 % run-to-run drift. With 3 baseline
+    // repetitions the drift is known to 4 degrees of freedom, and Student's t pays for that
     // in power; 5 repetitions buy it back.
     for (reps, want) in [(3, 0.85), (5, 0.95)] {
         let res = trial_reps(pairs, reps, 2000, 2.0 * 1.1f64.ln(), 0.02, 2);
