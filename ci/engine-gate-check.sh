@@ -21,7 +21,9 @@
 #
 # Prints one line per round and a tally per condition: false fails (or detections), and how
 # often latency and throughput rows were inconclusive. Not part of .ci/run (a round takes
-# 30 s to 3 min); the closing notes quote its tallies.
+# 30 s to 3 min); the closing notes quote its tallies. The rounds stay on disk (the path is
+# printed first): ci/rejudge.sh judges an interleaved condition's stored runs again with
+# another bench binary, to see what a change to the gate does on the same data.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:?ROUNDS}; shift
@@ -44,6 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 work=$(mktemp -d)
+echo "gate check: rounds stored under $work (ci/rejudge.sh re-judges them)"
 E="--endpoint http://127.0.0.1:$port/v1"
 sed 's/^requests = 8$/requests = 40/; s/^name = "llama-server"$/name = "llama-server-40"/' scenarios/llama-server.toml > "$work/llama-server-40.toml"
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Re-judges the stored rounds of ci/engine-gate-check.sh's interleaved conditions (il-…) with
+# a given bench binary, to see what a change to the gate does to verdicts on the same runs:
+# each round's control runs become the baseline, its candidate runs are judged with
+# --candidate. Prints one line per round (every gated row's verdict) and a tally.
+#
+#   bash ci/rejudge.sh BENCH WORK CONDITION VAR
+#   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40 cpu_quota=off
+#        bash ci/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8 cpu_quota=90000
+# WORK is the directory engine-gate-check.sh printed ("rounds stored under …").
+set -euo pipefail
+bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}; var=${4:?VAR}
+case $cond in *-40) scenario="$work/llama-server-40.toml" ;; *) scenario=scenarios/llama-server.toml ;; esac
+template=$(ls "$work/$cond-b"/*/main.json)
+name=$(basename "$(dirname "$template")")
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+rounds=0; failed=0; tpot=0; inconclusive=0
+for round in $(ls -d "$work/$cond"-[0-9]* | grep -E -- "-[0-9]+$" | sort -V); do
+  [ -f "$round.json" ] || continue  # a round the check did not finish
+  rm -rf "$tmp/b"; mkdir -p "$tmp/b/$name"
+  python3 - "$round" "$tmp/b/$name/main.json" "$template" <<'PY'
+import glob, json, sys
+round_dir, out, template = sys.argv[1:]
+b = json.load(open(template))
+b["repetitions"] = [json.load(open(f)) for f in sorted(glob.glob(round_dir + "/cand/control/rep*/run.json"))]
+json.dump(b, open(out, "w"))
+PY
+  cands=(); for f in "$round"/cand/candidate/rep*/run.json; do cands+=(--candidate "$f"); done
+  "$bench" compare "$scenario" --var "$var" "${cands[@]}" --baselines "$tmp/b" --json "$tmp/c.json" -q >/dev/null 2>&1 || true
+  line=$(python3 -c "import json; c=json.load(open('$tmp/c.json')); print(' '.join(r['metric'] + '=' + r['verdict'] for r in c['rows'] if r['verdict'] != 'not_gated'))")
+  echo "$(basename "$round"): $line"
+  rounds=$((rounds + 1))
+  case " $line" in *=regressed*) failed=$((failed + 1)) ;; esac
+  case " $line" in *" tpot.p50=regressed"*) tpot=$((tpot + 1)) ;; esac
+  case " ${line/error_rate=inconclusive/}" in *"=inconclusive"*) inconclusive=$((inconclusive + 1)) ;; esac
+done
+echo "== $cond with $bench: a row regressed in $failed of $rounds rounds (tpot.p50 in $tpot); rounds with an inconclusive latency or throughput row $inconclusive"
