@@ -32,18 +32,12 @@ for api in chat completions; do
   sed "s/^api = \"chat\"/api = \"$api\"/" scenarios/vllm.toml > "$work/$api.toml"
   "$BENCH" run "$work/$api.toml" --endpoint "$url" --out "$work/$api" --calibrate >"$work/$api.txt" 2>&1
   rc=$?; cat "$work/$api.txt"
-  r="$work/$api/run.json"
-  check "vllm $api: bench run exits 0" "[ $rc -eq 0 ]"
-  check "vllm $api: every request ok" "[ \"\$(json $r \"d['summary']['counts']['ok']\")\" = 6 ]"
-  check "vllm $api: ignore_eos honoured" "[ \"\$(json $r \"d['summary']['tokens']['output_len_mismatch']\")\" = 0 ]"
-  check "vllm $api: /tokenize calibration gives every prompt exactly its target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith(\\\"calibrated with the server's /tokenize\\\"), d['prompt_lengths']; l=[(q['prompt_tokens'], q['input_tokens_target']) for q in d['requests'] if q['outcome']=='ok']; assert l and all(a == b for a, b in l), l\""
-  check "vllm $api: vLLM metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = vllm ]"
+  run_checks "vllm $api" $rc "$work/$api/run.json" 6 vllm "calibrated with the server's /tokenize" 0
 done
 first=$(curl -sN --max-time 120 "$url/chat/completions" -H 'Content-Type: application/json' \
   -d '{"model":"smollm2","messages":[{"role":"user","content":"Hi"}],"max_tokens":4,"stream":true}' | grep -m1 '^data: ')
 echo "vLLM's first chat chunk: $first"
-check "vllm chat: the engine's first chunk carries no text (role-only)" "python3 -c \"import json,sys; d=json.loads(sys.argv[1][6:]); c=d['choices'][0]['delta']; assert 'role' in c and not c.get('content'), c\" '$first'"
-check "vllm chat: bench counted it and timed TTFT at the first text chunk" "python3 -c \"import json; d=json.load(open('$work/chat/run.json')); ok=[q for q in d['requests'] if q['outcome']=='ok' and not q['warmup']]; assert all(q['preamble_chunks'] >= 1 and q['first_event_us'] <= q['ttft_us'] for q in ok)\""
+role_only_checks "vllm chat" "$first" "$work/chat/run.json"
 "$BENCH" metrics "$url" | tee "$work/metrics.txt"
 check "vllm: every server metric family bench maps is in a real scrape (bench metrics exits 0)" "[ ${PIPESTATUS[0]} -eq 0 ]"
 "$BENCH" baseline scenarios/vllm-prefix.toml --endpoint "$url" --repeat 3 --var prefix_caching=off \

@@ -23,13 +23,7 @@ for api in chat completions; do
   sed "s/^api = \"chat\"/api = \"$api\"/" scenarios/llama-server.toml > "$work/$api.toml"
   "$BENCH" run "$work/$api.toml" --endpoint "http://127.0.0.1:$port/v1" --out "$work/$api" --calibrate >"$work/$api.txt" 2>&1
   rc=$?; cat "$work/$api.txt"
-  r="$work/$api/run.json"
-  check "$api: bench run exits 0" "[ $rc -eq 0 ]"
-  check "$api: every request ok" "[ \"\$(json $r \"d['summary']['counts']['ok']\")\" = 8 ]"
-  check "$api: TTFT measured (> 0 ms)" "python3 -c \"import json; d=json.load(open('$r')); assert min(q['ttft_us'] for q in d['requests'] if q['outcome']=='ok') > 0\""
-  check "$api: ignore_eos honoured (output = max_tokens, or counted)" "python3 -c \"import json; d=json.load(open('$r')); t=d['summary']['tokens']; assert t['output_len_mismatch'] == 0 or t['usage_missing'] > 0\""
-  check "$api: calibrated prompts have exactly their target length" "python3 -c \"import json; d=json.load(open('$r')); assert d['prompt_lengths'].startswith('calibrated'), d['prompt_lengths']; assert all(q['prompt_tokens'] == q['input_tokens_target'] for q in d['requests'] if q['outcome']=='ok')\""
-  check "$api: llama.cpp metrics mapped" "[ \"\$(json $r \"(d.get('server_metrics') or {}).get('engine')\")\" = llama.cpp ]"
+  run_checks "$api" $rc "$work/$api/run.json" 8 llama.cpp calibrated 1
 done
 
 # TTFT is not the first chunk: llama-server opens a chat stream with a role-only delta. Seen raw
@@ -37,8 +31,7 @@ done
 first=$(curl -sN --max-time 60 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
   -d '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":4,"stream":true}' | grep -m1 '^data: ')
 echo "llama-server's first chat chunk: $first"
-check "chat: the engine's first chunk carries no text (role-only)" "python3 -c \"import json,sys; d=json.loads(sys.argv[1][6:]); c=d['choices'][0]['delta']; assert 'role' in c and not (c.get('content') or c.get('reasoning_content')), c\" '$first'"
-check "chat: bench counted it in every stream and timed TTFT at the first text chunk" "python3 -c \"import json; d=json.load(open('$work/chat/run.json')); ok=[q for q in d['requests'] if q['outcome']=='ok' and not q['warmup']]; assert all(q['preamble_chunks'] >= 1 and q['first_event_us'] <= q['ttft_us'] for q in ok); assert d['summary']['counts']['textless_first_chunk']['requests'] == len(ok)\""
+role_only_checks chat "$first" "$work/chat/run.json"
 
 # Exact lengths from a local tokenizer.json: the model's own vocabulary and merges, converted
 # from the GGUF, plus the overhead the server adds (measured by bench with one probe request).
