@@ -2,7 +2,8 @@
 # Re-judges the stored rounds of ci/engine-gate-check.sh's interleaved conditions (il-…) with
 # a given bench binary, to see what a change to the gate does to verdicts on the same runs:
 # each round's control runs become the baseline, its candidate runs are judged with
-# --candidate. Prints one line per round (every gated row's verdict) and a tally.
+# --candidate. Prints one line per round (every gated row's verdict) and a tally: rounds with
+# a regressed row, with an inconclusive latency row, with an inconclusive throughput row.
 #
 #   bash ci/rejudge.sh BENCH WORK CONDITION VAR
 #   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40 cpu_quota=off
@@ -14,7 +15,7 @@ case $cond in *-40) scenario="$work/llama-server-40.toml" ;; *) scenario=scenari
 template=$(ls "$work/$cond-b"/*/main.json)
 name=$(basename "$(dirname "$template")")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-rounds=0; failed=0; tpot=0; inconclusive=0
+rounds=0; failed=0; tpot=0; inc_lat=0; inc_thr=0
 for round in $(ls -d "$work/$cond"-[0-9]* | grep -E -- "-[0-9]+$" | sort -V); do
   [ -f "$round.json" ] || continue  # a round the check did not finish
   rm -rf "$tmp/b"; mkdir -p "$tmp/b/$name"
@@ -32,6 +33,7 @@ PY
   rounds=$((rounds + 1))
   case " $line" in *=regressed*) failed=$((failed + 1)) ;; esac
   case " $line" in *" tpot.p50=regressed"*) tpot=$((tpot + 1)) ;; esac
-  case " ${line/error_rate=inconclusive/}" in *"=inconclusive"*) inconclusive=$((inconclusive + 1)) ;; esac
+  case " $line" in *.p[0-9]*=inconclusive*) inc_lat=$((inc_lat + 1)) ;; esac
+  case " $line" in *" output_throughput=inconclusive"*) inc_thr=$((inc_thr + 1)) ;; esac
 done
-echo "== $cond with $bench: a row regressed in $failed of $rounds rounds (tpot.p50 in $tpot); rounds with an inconclusive latency or throughput row $inconclusive"
+echo "== $cond with $bench: a row regressed in $failed of $rounds rounds (tpot.p50 in $tpot); rounds with an inconclusive latency row $inc_lat, with inconclusive output throughput $inc_thr"

@@ -87,7 +87,7 @@ pub struct Row {
     pub effect: f64,
     /// Standard error of the effect.
     pub se: f64,
-    /// Critical value of the effect: q(1 − α/2m) · se.
+    /// Critical value of the effect: q(1 − α/m) · se (one-sided in each direction).
     pub critical: f64,
     /// The threshold on the effect's scale (ln 1.10 for "10%").
     pub floor: f64,

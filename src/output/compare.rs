@@ -118,7 +118,7 @@ pub fn table(c: &Comparison) -> String {
 
 fn method(c: &Comparison) -> String {
     format!(
-        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; SE from the spread of both arms' runs (the run is the unit) plus each run's sampling noise; critical = q(1 − α/2m)·SE, q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree beyond their sampling noise, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor); interval = effect ± critical. Error rate: exact (Fisher, Clopper–Pearson).",
+        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; SE from the spread of both arms' runs (the run is the unit) plus each run's sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree beyond their sampling noise, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor); interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher, Clopper–Pearson).",
         c.alpha,
         gated(c)
     )

@@ -2,9 +2,9 @@
 //!
 //! Every metric's effect is signed so that positive means *worse* (slower latency, lower
 //! throughput, more errors). With standard error `se`, the Bonferroni-corrected critical value
-//! is c = z₁₋α/(2m) · se for m gated metrics (two-sided, so improvements are judged like
-//! regressions), and the floor f is the threshold on the effect's scale (ln(1 + 10 %) for a
-//! "10%" latency threshold):
+//! is c = q₁₋α/m · se for m gated metrics — one-sided in each direction: a regression is
+//! tested on its own, and an improvement on its own — and the floor f is the threshold on the
+//! effect's scale (ln(1 + 10 %) for a "10%" latency threshold):
 //!
 //! * **regressed** — effect > max(c, f): beyond the threshold *and* beyond noise;
 //! * **improved** — −effect > max(c, f);
@@ -12,8 +12,12 @@
 //!   the threshold's size could not have been seen; the run is too small;
 //! * **no change** — neither, and c ≤ f.
 //!
-//! A regression needs both conditions, so the false-alarm rate is at most α/2 over the whole
-//! gated set (Bonferroni), and a small but significant change inside the threshold passes.
+//! A regression needs both conditions, so the false-FAIL rate is at most α over the whole
+//! gated set (Bonferroni), as `--alpha` says, and so is the rate of a false "improved"; a small
+//! but significant change inside the threshold passes. (Until 2026-12-03 the test was
+//! two-sided at α/2m, which spent only α/2 on false FAILs: the gate was stricter than the
+//! `--alpha` it printed and saw less.) effect ± c is the two-sided 1 − 2α/m interval whose
+//! ends are the two one-sided bounds.
 
 pub use crate::model::comparison::Verdict;
 

@@ -1,7 +1,7 @@
 //! The gate: one candidate run judged against a baseline's repetitions, metric by metric, in
 //! three steps — [`estimate`] (values, effect, standard error), [`crate::verdict::decide`]
 //! (regressed / improved / no change / inconclusive against the threshold and the
-//! Bonferroni-corrected critical value), and the [`Row`] a report shows, with its reason.
+//! Bonferroni-corrected one-sided critical value), and the [`Row`] a report shows, with its reason.
 //!
 //! Thresholds come from [`crate::config::thresholds`]. A p99 is gated only when both arms have
 //! at least [`P99_MIN_N`] successful requests, and any quantile only when both arms have enough
@@ -47,8 +47,9 @@ pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec
         .iter()
         .filter(|(t, e)| not_gated(t, e).is_none())
         .count();
-    // Bonferroni over the gated set, two-sided.
-    let level = 1.0 - cfg.alpha / (2.0 * gated.max(1) as f64);
+    // Bonferroni over the gated set, one-sided in each direction: a false FAIL has
+    // probability ≤ α over all gated metrics, and so has a false "improved".
+    let level = 1.0 - cfg.alpha / gated.max(1) as f64;
     estimates
         .into_iter()
         .map(|(t, e)| row(t, e, level))
