@@ -33,7 +33,8 @@ PY
   rounds=$((rounds + 1))
   case " $line" in *=regressed*) failed=$((failed + 1)) ;; esac
   case " $line" in *" tpot.p50=regressed"*) tpot=$((tpot + 1)) ;; esac
-  case " $line" in *.p[0-9]*=inconclusive*) inc_lat=$((inc_lat + 1)) ;; esac
-  case " $line" in *" output_throughput=inconclusive"*) inc_thr=$((inc_thr + 1)) ;; esac
+  lat=0; for row in $line; do case $row in *.p[0-9]*=inconclusive) lat=1 ;; esac; done
+  inc_lat=$((inc_lat + lat))
+  case " $line " in *" output_throughput=inconclusive "*) inc_thr=$((inc_thr + 1)) ;; esac
 done
 echo "== $cond with $bench: a row regressed in $failed of $rounds rounds (tpot.p50 in $tpot); rounds with an inconclusive latency row $inc_lat, with inconclusive output throughput $inc_thr"
