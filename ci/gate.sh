@@ -5,6 +5,9 @@
 # On a shared or drifting machine, serve the baseline's configuration in the same job and add
 # --interleave --baseline-endpoint URL (or --switch 'CMD {arm}'): control runs then alternate
 # with the candidate's, and drift falls on both arms instead of looking like a regression.
+# Runs a side (--repeat, default 3, for `bench baseline` and here alike): on a noisy engine 3
+# see a ≈ 40 % slowdown but only about half of ≈ 15 % ones; 6 to 12 see most (README,
+# "Interleaving", measured on llama-server). An inconclusive row says how many would do.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BENCH=${BENCH:-target/release/bench}
