@@ -23,11 +23,14 @@ for round in $(ls -d "$work/$cond"-[0-9]* | grep -E -- "-[0-9]+$" | sort -V); do
 import glob, json, sys
 round_dir, out, template = sys.argv[1:]
 b = json.load(open(template))
-b["repetitions"] = [json.load(open(f)) for f in sorted(glob.glob(round_dir + "/cand/control/rep*/run.json"))]
+rep = lambda f: int(f.rsplit("/rep", 1)[1].split("/")[0])  # rep10 after rep9, in run order
+b["repetitions"] = [json.load(open(f)) for f in sorted(glob.glob(round_dir + "/cand/control/rep*/run.json"), key=rep)]
 json.dump(b, open(out, "w"))
 PY
-  cands=(); for f in "$round"/cand/candidate/rep*/run.json; do cands+=(--candidate "$f"); done
-  "$bench" compare "$scenario" --var "$var" "${cands[@]}" --baselines "$tmp/b" --json "$tmp/c.json" -q >/dev/null 2>&1 || true
+  cands=(); for f in $(ls "$round"/cand/candidate/rep*/run.json | sort -V); do cands+=(--candidate "$f"); done
+  rm -f "$tmp/c.json"; rc=0  # a compare that errs must not leave the last round's verdicts to be read
+  "$bench" compare "$scenario" --var "$var" "${cands[@]}" --baselines "$tmp/b" --json "$tmp/c.json" -q >"$tmp/out.txt" 2>&1 || rc=$?
+  [ "${rc:-0}" -le 1 ] && [ -f "$tmp/c.json" ] || { echo "$(basename "$round"): compare failed:" >&2; cat "$tmp/out.txt" >&2; exit 2; }
   line=$(python3 -c "import json; c=json.load(open('$tmp/c.json')); print(' '.join(r['metric'] + '=' + r['verdict'] for r in c['rows'] if r['verdict'] != 'not_gated'))")
   echo "$(basename "$round"): $line"
   rounds=$((rounds + 1))

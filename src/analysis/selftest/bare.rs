@@ -83,26 +83,37 @@ async fn responses(mut c: TcpStream, request: Arc<Vec<u8>>, n: u32) -> std::io::
 }
 
 /// Finds `[DONE]` in a response read piece by piece, also when a read boundary splits it.
+/// Allocation-free, as a floor must be: it keeps the last bytes of what was read in place.
 #[derive(Default)]
 struct Tail {
-    /// The last bytes of the previous read (fewer than `DONE`'s length).
-    last: Vec<u8>,
+    /// The last `len` bytes read so far (fewer than `DONE`'s length).
+    last: [u8; DONE.len() - 1],
+    len: usize,
 }
 
 impl Tail {
     fn ends_in_done(&mut self, read: &[u8]) -> bool {
-        let keep = DONE.len() - 1;
-        let mut edge = std::mem::take(&mut self.last);
-        edge.extend_from_slice(&read[..read.len().min(keep)]);
-        if contains(&edge, DONE) || contains(read, DONE) {
+        const KEEP: usize = DONE.len() - 1;
+        if contains(read, DONE) {
             return true;
         }
-        // The last `keep` bytes of everything read so far.
-        self.last = if read.len() >= keep {
-            read[read.len() - keep..].to_vec()
+        // The previous tail followed by the head of this read: where a split `[DONE]` lies.
+        let head = read.len().min(KEEP);
+        let mut edge = [0u8; 2 * KEEP];
+        edge[..self.len].copy_from_slice(&self.last[..self.len]);
+        edge[self.len..self.len + head].copy_from_slice(&read[..head]);
+        let edge = &edge[..self.len + head];
+        if contains(edge, DONE) {
+            return true;
+        }
+        // The last `KEEP` bytes of everything read so far.
+        let tail = if read.len() >= KEEP {
+            &read[read.len() - KEEP..]
         } else {
-            edge[edge.len().saturating_sub(keep)..].to_vec()
+            &edge[edge.len().saturating_sub(KEEP)..]
         };
+        self.last[..tail.len()].copy_from_slice(tail);
+        self.len = tail.len();
         false
     }
 }
