@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The gate on a real engine, counted. For each condition, ROUNDS independent rounds on
 # llama-server (ci/engines/llama-server.sh): a fresh baseline (--repeat 3), then a compare
-# (--repeat $REPEAT, default 3; interleaved: $REPEAT control and $REPEAT candidate runs), and
-# the verdicts tallied.
+# (--repeat $REPEAT, default bench's: 3 candidate runs, or interleaved 6 blocks of a control and
+# a candidate run, judged in pairs), and the verdicts tallied.
 #
 #   quiet-8 / quiet-40    nothing changed, quiet machine; 8 = scenarios/llama-server.toml,
 #                         40 = the same with 40 requests
 #   busy-8 / busy-40      nothing changed, a CPU hog of our own (one busy loop, bounded by
 #                         the round) running through baseline and compare
 #   slow15-8 / slow40-8   a real slowdown: the compare's server held to a CPU quota (cgroup v1
-#                         cpu.cfs_quota_us) that makes its decode ≈ 15 % / ≈ 40 % slower
+#                         cpu.cfs_quota_us) that makes its decode ≈ 15 % / ≈ 40 % slower, in
+#                         10 ms periods (CPU_PERIOD_US; 100 ms periods made the ≈ 15 % one
+#                         anything from +2 % to +25 % from one round to the next)
 #   il-…                  any of the above with the compare interleaved (--interleave): control
 #                         runs of the baseline's configuration alternate with the candidate's
 #                         (ABBA), so drift between the arms cancels; the stored baseline (recorded
@@ -17,7 +19,7 @@
 #                         switched per arm with --switch 'ci/engines/cpu-quota.sh PID …'.
 #
 #   bash ci/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash ci/engine-gate-check.sh 20 quiet-8 busy-8
-#   REPEAT=6 bash ci/engine-gate-check.sh 20 il-slow15-8
+#   REPEAT=12 bash ci/engine-gate-check.sh 20 il-slow15-8
 #
 # Prints one line per round and a tally per condition: false fails (or detections), and how
 # often latency and throughput rows were inconclusive. Not part of .ci/run (a round takes
@@ -28,7 +30,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:?ROUNDS}; shift
 BENCH=${BENCH:-target/release/bench}
-REPEAT=${REPEAT:-3}  # candidate (and interleaved control) runs per compare
+REPEAT=${REPEAT:-}  # candidate runs (interleaved: blocks) per compare; empty = bench's default
+export CPU_PERIOD_US=${CPU_PERIOD_US:-10000}  # ci/engines/cpu-quota.sh's throttling period
 [ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
 bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
 source ci/engines/suite-lib.sh
@@ -50,7 +53,8 @@ echo "gate check: rounds stored under $work (ci/rejudge.sh re-judges them)"
 E="--endpoint http://127.0.0.1:$port/v1"
 sed 's/^requests = 8$/requests = 40/; s/^name = "llama-server"$/name = "llama-server-40"/' scenarios/llama-server.toml > "$work/llama-server-40.toml"
 
-# The server's CPU quota (its single compute thread): 90000 ≈ +15 % TPOT, 76000 ≈ +40 % here.
+# The server's CPU quota (per 100 ms, applied in CPU_PERIOD_US slices): 90000 ≈ +15 % TPOT,
+# 76000 ≈ +40 % here.
 quota() { bash ci/engines/cpu-quota.sh "$pid" "$1" || { echo "gate check: no cgroup v1 cpu controller here" >&2; exit 2; }; }
 unquota() { [ -d "$cg" ] && bash ci/engines/cpu-quota.sh "$pid" off; }
 start_hog() { timeout 3600 python3 -c 'while True: pass' & hog=$!; }
@@ -100,7 +104,8 @@ for cond in "$@"; do
         extra=(--baselines "$d/b")
         ;;
     esac
-    "$BENCH" compare "$S" $E --repeat "$REPEAT" "${extra[@]}" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
+    [ -n "$REPEAT" ] && extra+=(--repeat "$REPEAT")
+    "$BENCH" compare "$S" $E "${extra[@]}" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
     rc=$?
     unquota; stop_hog
     [ $rc -le 1 ] || { echo "$cond round $i: error (exit $rc)"; cat "$d.txt"; exit 2; }

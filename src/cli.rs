@@ -280,10 +280,12 @@ pub struct CompareArgs {
     /// Directory of the store.
     #[arg(long, default_value = "baselines")]
     pub baselines: PathBuf,
-    /// Runs of the candidate: the run-to-run spread of both arms is the gate's noise, so one
-    /// candidate run cannot show its own (see README, "The decision").
-    #[arg(long, default_value_t = 3)]
-    pub repeat: u32,
+    /// Runs of the candidate (default 3): the run-to-run spread of both arms is the gate's
+    /// noise, so one candidate run cannot show its own (see README, "The decision"). With
+    /// --interleave, ABBA blocks of one control and one candidate run (default 6, the fewest
+    /// the gate judges in pairs).
+    #[arg(long)]
+    pub repeat: Option<u32>,
     /// Judge these stored runs (repeatable) instead of running the scenario now.
     #[arg(long, value_name = "RUN.json")]
     pub candidate: Vec<PathBuf>,

@@ -10,7 +10,7 @@ use crate::error::BenchError;
 use crate::model::baseline::Baseline;
 use crate::model::result::RunResult;
 use crate::session::Session;
-use crate::verdict::{baseline as store, compare::compare};
+use crate::verdict::{baseline as store, compare::compare, gate};
 use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
@@ -18,9 +18,12 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let layers = thresholds::layers(args.gate.as_deref(), &spec.scenario.gate)?;
     let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
     let cfg = GateConfig::new(&refs, args.alpha, spec.scenario.seed)?;
-    if args.repeat == 0 {
-        return Err(BenchError::usage("--repeat must be at least 1"));
-    }
+    let k = match args.repeat {
+        Some(0) => return Err(BenchError::usage("--repeat must be at least 1")),
+        Some(k) => k as usize,
+        None if args.interleave => gate::PAIRED_MIN_BLOCKS,
+        None => 3,
+    };
     let stored = match &args.against {
         Some(p) => {
             let run = RunResult::load(p)?;
@@ -35,7 +38,6 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             &args.name,
         ))?,
     };
-    let k = args.repeat as usize;
     let (base, cand) = if args.interleave {
         let opts = control_opts(
             &stored,

@@ -100,8 +100,8 @@ pub struct Row {
     /// Descriptive only.
     pub mann_whitney_p: Option<f64>,
     /// Degrees of freedom of the critical value: Student's t with the runs' Σ(runs − 1) for a
-    /// latency, R + K − 2 for a rate; absent when the normal quantile applies (a rate with
-    /// one run a side, judged on counting noise).
+    /// latency, R + K − 2 for a rate, k − 1 for k interleaved blocks judged in pairs; absent
+    /// when the normal quantile applies (a rate with one run a side, judged on counting noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
 }
@@ -124,6 +124,10 @@ pub struct Comparison {
     /// than read from the store.
     #[serde(default)]
     pub interleaved: bool,
+    /// The runs of both arms alternated in this many ABBA blocks, enough to be judged in
+    /// pairs (each block's candidate − control difference; `verdict::gate::PAIRED_MIN_BLOCKS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_blocks: Option<usize>,
     pub diffs: Vec<VarChange>,
     /// `prefix_cache: off → on`, `none (A/A)`, or the list when several differ.
     pub change: String,

@@ -146,6 +146,7 @@ pub fn compare(
         candidate_run: cand.run_id.clone(),
         candidate_repetitions: cands.len(),
         interleaved: false,
+        paired_blocks: gate::judged_blocks(&base.repetitions, cands).map(|b| b.len()),
         change: describe_change(&diffs),
         attributable: diffs.len() <= 1,
         diffs,

@@ -1,7 +1,8 @@
 //! Step one of the gate: for each metric, the baseline and candidate values, the effect
 //! (signed so that positive is worse), its standard error and the degrees of freedom behind
-//! it — from both arms' runs, as [`crate::verdict::stats`] describes. One function per kind
-//! of metric.
+//! it — from both arms' runs, as [`crate::verdict::stats`] describes: two samples of runs, or,
+//! when the runs were interleaved in enough ABBA blocks, the blocks' paired differences. One
+//! function per kind of metric.
 
 use super::{min_n_for_quantile, P99_MIN_N};
 use crate::config::thresholds::GateConfig;
@@ -12,7 +13,7 @@ use crate::model::result::RunResult;
 use crate::model::scenario::LoadMode;
 use crate::verdict::stats::bootstrap::{block_length, se_blocks, se_one};
 use crate::verdict::stats::exact::{clopper_pearson, fisher_greater};
-use crate::verdict::stats::mann_whitney_p;
+use crate::verdict::stats::{mann_whitney_p, sd};
 
 /// What was measured for one metric, before any decision. Values are in the metric's unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,9 @@ pub struct Noise {
     pub between: f64,
     /// Within-run variance of one run's estimate (0 for a rate: it is in `between`).
     pub within: f64,
+    /// Judged in pairs: the variance of one block's difference (candidate − control run),
+    /// which holds both runs' states and sampling noise but not what the block shared.
+    pub blocks: Option<f64>,
 }
 
 /// Errors and measured requests in each arm.
@@ -101,7 +105,7 @@ impl Estimate {
 /// The outcome of estimating one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Estimated {
-    Measured(Estimate),
+    Measured(Box<Estimate>),
     /// Too few values on a side to estimate anything.
     NoData {
         n_baseline: usize,
@@ -111,21 +115,36 @@ pub enum Estimated {
     Absent,
 }
 
+/// The two arms' runs, and the blocks they were run in when they were interleaved.
+#[derive(Clone, Copy)]
+pub struct Arms<'a> {
+    pub base: &'a [RunResult],
+    pub cand: &'a [RunResult],
+    /// (baseline run, candidate run) of each block, when the gate judges the pairs.
+    pub pairs: Option<&'a [(usize, usize)]>,
+}
+
 /// Estimates `metric` for the candidate's runs against the baseline's.
-pub fn estimate(
-    base: &[RunResult],
-    cand: &[RunResult],
-    metric: Metric,
-    cfg: &GateConfig,
-) -> Estimated {
+pub fn estimate(arms: Arms, metric: Metric, cfg: &GateConfig) -> Estimated {
     match metric {
-        Metric::Latency(l, q) => latency(base, cand, l, q, None, cfg),
-        Metric::TurnLatency(l, q, t) => latency(base, cand, l, q, Some(t), cfg),
+        Metric::Latency(l, q) => latency(arms, l, q, None, cfg),
+        Metric::TurnLatency(l, q, t) => latency(arms, l, q, Some(t), cfg),
         Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput => {
-            rate(base, cand, metric)
+            rate(arms, metric)
         }
-        Metric::ErrorRate => error_rate(base, cand),
+        Metric::ErrorRate => error_rate(arms.base, arms.cand),
     }
+}
+
+/// The paired estimate from each block's difference `d` (candidate − control, on the effect's
+/// scale, positive = worse): SE = s_d/√k with k − 1 degrees of freedom, never below the
+/// sampling noise `sampling` (the variance of one block's difference that the runs' own
+/// sampling alone gives), which agreeing blocks would otherwise hide. `None` below 2 blocks.
+fn paired_se(d: &[f64], sampling: f64) -> Option<(f64, f64, f64)> {
+    let s = sd(d)?;
+    let k = d.len() as f64;
+    let v = s * s;
+    Some(((v.max(sampling) / k).sqrt(), k - 1.0, v))
 }
 
 fn hash_seed(key: &str, seed: u64) -> u64 {
@@ -197,13 +216,13 @@ fn run_estimate(
 
 /// A latency quantile: the pooled quantile of each arm; noise from the runs (random effects).
 fn latency(
-    base: &[RunResult],
-    cand: &[RunResult],
+    arms: Arms,
     l: Latency,
     q: Quantile,
     turns: Option<Turns>,
     cfg: &GateConfig,
 ) -> Estimated {
+    let (base, cand) = (arms.base, arms.cand);
     let p = q.p();
     let metric = match turns {
         Some(t) => Metric::TurnLatency(l, q, t),
@@ -250,6 +269,21 @@ fn latency(
     };
     let known = wb / rb + wc / rc;
     let between = tau2 * (1.0 / rb + 1.0 / rc);
+    // Judged in pairs when every block's two runs have the quantile.
+    let paired = arms.pairs.and_then(|pairs| {
+        let d: Option<Vec<f64>> = pairs
+            .iter()
+            .map(|&(i, j)| Some(c[j].log_q? - b[i].log_q?))
+            .collect();
+        paired_se(&d?, wb + wc)
+    });
+    let (se, df) = match paired {
+        Some((se, df, _)) => (se, Some(df)),
+        None => (
+            (known + between).sqrt(),
+            (df_runs > 0).then_some(df_runs as f64),
+        ),
+    };
     let min_n = min_n_for_quantile(p, cfg.alpha);
     let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
         Some(format!(
@@ -262,17 +296,18 @@ fn latency(
     } else {
         None
     };
-    Estimated::Measured(Estimate {
+    Estimated::Measured(Box::new(Estimate {
         baseline: qa / 1000.0,
         candidate: qb / 1000.0,
         delta: percent_change(qa, qb),
         effect,
-        se: (known + between).sqrt(),
+        se,
         // Student's t with the runs' own degrees of freedom, also when τ̂² is 0: three runs
         // that happen to agree are weak evidence that runs never differ, and the normal
         // quantile Welch–Satterthwaite gives then made a quiet A/A of 3 × 40 llama-server
         // requests false-fail on its p95 (Hartung–Knapp; the SE stays ≥ the sampling part).
-        df: (df_runs > 0).then_some(df_runs as f64),
+        // In pairs: k − 1 for k blocks.
+        df,
         n_baseline: nb,
         n_candidate: nc,
         runs: (base.len(), cand.len()),
@@ -285,8 +320,9 @@ fn latency(
         noise: Some(Noise {
             between: tau2,
             within: w_all,
+            blocks: paired.map(|p| p.2),
         }),
-    })
+    }))
 }
 
 fn percent_change(baseline: f64, candidate: f64) -> f64 {
@@ -308,15 +344,11 @@ fn scalar(run: &RunResult, m: Metric) -> Option<f64> {
 }
 
 /// A rate (one figure per run): the geometric means of both arms' runs, their pooled
-/// run-to-run spread as the noise.
-fn rate(base: &[RunResult], cand: &[RunResult], metric: Metric) -> Estimated {
-    let logs = |runs: &[RunResult]| -> Vec<f64> {
-        runs.iter()
-            .filter_map(|r| scalar(r, metric))
-            .filter(|v| *v > 0.0)
-            .map(f64::ln)
-            .collect()
-    };
+/// run-to-run spread as the noise — or, in pairs, the spread of the blocks' differences.
+fn rate(arms: Arms, metric: Metric) -> Estimated {
+    let (base, cand) = (arms.base, arms.cand);
+    let log_of = |run: &RunResult| scalar(run, metric).filter(|v| *v > 0.0).map(f64::ln);
+    let logs = |runs: &[RunResult]| -> Vec<f64> { runs.iter().filter_map(log_of).collect() };
     let (lb, lc) = (logs(base), logs(cand));
     if lb.is_empty() || lc.is_empty() {
         // Goodput exists only with SLOs; say nothing rather than "no data".
@@ -336,7 +368,16 @@ fn rate(base: &[RunResult], cand: &[RunResult], metric: Metric) -> Estimated {
     // The spread of runs is the noise of a one-figure-per-run metric: Student's t with the
     // pooled degrees of freedom. With one run a side, counting noise stands in: a rate from n
     // completions carries about 1/√n relative noise.
-    let (se, df) = if df > 0 {
+    let paired = arms.pairs.and_then(|pairs| {
+        let d: Option<Vec<f64>> = pairs
+            .iter()
+            .map(|&(i, j)| Some(log_of(&base[i])? - log_of(&cand[j])?))
+            .collect();
+        paired_se(&d?, 0.0)
+    });
+    let (se, df) = if let Some((se, df, _)) = paired {
+        (se, Some(df))
+    } else if df > 0 {
         (
             (ss / df as f64 * (1.0 / r + 1.0 / k)).sqrt(),
             Some(df as f64),
@@ -347,7 +388,7 @@ fn rate(base: &[RunResult], cand: &[RunResult], metric: Metric) -> Estimated {
         };
         ((1.0 / ok(base) + 1.0 / ok(cand)).sqrt(), None)
     };
-    Estimated::Measured(Estimate {
+    Estimated::Measured(Box::new(Estimate {
         baseline: qa,
         candidate: qc,
         delta: percent_change(qa, qc),
@@ -364,8 +405,9 @@ fn rate(base: &[RunResult], cand: &[RunResult], metric: Metric) -> Estimated {
         noise: (df.is_some()).then(|| Noise {
             between: ss / (r + k - 2.0).max(1.0),
             within: 0.0,
+            blocks: paired.map(|p| p.2),
         }),
-    })
+    }))
 }
 
 /// (errors, measured requests sent) over runs.
@@ -386,7 +428,7 @@ fn error_rate(base: &[RunResult], cand: &[RunResult]) -> Estimated {
         };
     }
     let (pb, pc) = (xb as f64 / nb as f64, xc as f64 / nc as f64);
-    Estimated::Measured(Estimate {
+    Estimated::Measured(Box::new(Estimate {
         baseline: pb * 100.0,
         candidate: pc * 100.0,
         delta: (pc - pb) * 100.0,
@@ -404,5 +446,5 @@ fn error_rate(base: &[RunResult], cand: &[RunResult]) -> Estimated {
             candidate: (xc, nc),
         }),
         noise: None,
-    })
+    }))
 }

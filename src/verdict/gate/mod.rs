@@ -6,7 +6,9 @@
 //! Thresholds come from [`crate::config::thresholds`]. A p99 is gated only when both arms have
 //! at least [`P99_MIN_N`] successful requests, and any quantile only when both arms have enough
 //! values to bound it distribution-free ([`min_n_for_quantile`]: p50 6, p95 72); below that it
-//! is reported as not gated, saying why. Methods: [`crate::verdict::stats`].
+//! is reported as not gated, saying why. Runs that alternate with the control's in ABBA
+//! blocks ([`blocks`]), at least [`PAIRED_MIN_BLOCKS`] of them, are judged in pairs. Methods:
+//! [`crate::verdict::stats`].
 
 pub mod estimate;
 
@@ -16,7 +18,8 @@ use crate::model::result::RunResult;
 use crate::verdict::decide::{decide, needed_n};
 use crate::verdict::stats::exact::requests_to_bound;
 use crate::verdict::stats::{t_quantile, z};
-use estimate::{estimate, ErrorCounts, Estimate, Estimated, Noise};
+use chrono::{DateTime, Utc};
+use estimate::{estimate, Arms, ErrorCounts, Estimate, Estimated, Noise};
 
 /// Below this many successful requests per arm a p99 is reported but not gated.
 pub const P99_MIN_N: usize = 1000;
@@ -34,13 +37,59 @@ pub fn min_n_for_quantile(p: f64, alpha: f64) -> usize {
     ((alpha / 2.0).ln() / q.ln()).ceil().max(1.0) as usize
 }
 
+/// The fewest ABBA blocks at which the gate judges the pairs. A paired test has k − 1
+/// degrees of freedom where two samples of runs have 2k − 2, so it wins only when the blocks
+/// share enough (drift, a neighbour's load): at k = 6 the one-sided t quantiles at
+/// α/m = 0.01 are 3.36 against 2.76, so pairing wins once a block's two runs correlate
+/// beyond ≈ 0.33; at k = 3 (6.96 against 3.75) only beyond ≈ 0.71. On stored llama-server
+/// rounds the correlation was ≈ 0.3–0.5. Fixed in advance, not chosen by which verdict
+/// is narrower, so α holds.
+pub const PAIRED_MIN_BLOCKS: usize = 6;
+
+/// When the two arms' runs alternate in time as `--interleave` runs them (ABBA… or ABAB…:
+/// in start order, every two consecutive runs are one of each arm), the (baseline run,
+/// candidate run) index of each block, in time order.
+pub fn blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usize, usize)>> {
+    if base.len() != cand.len() || base.is_empty() {
+        return None;
+    }
+    let mut all: Vec<(DateTime<Utc>, bool, usize)> = base
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.started_at, false, i))
+        .chain(
+            cand.iter()
+                .enumerate()
+                .map(|(i, r)| (r.started_at, true, i)),
+        )
+        .collect();
+    all.sort_by_key(|x| x.0);
+    all.chunks(2)
+        .map(|two| match (two[0], two[1]) {
+            ((_, false, i), (_, true, j)) | ((_, true, j), (_, false, i)) => Some((i, j)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The blocks the gate judges in pairs: [`blocks`], when there are enough of them.
+pub fn judged_blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usize, usize)>> {
+    blocks(base, cand).filter(|b| b.len() >= PAIRED_MIN_BLOCKS)
+}
+
 /// Compares the candidate's runs with the baseline's: one row per threshold (goodput only
 /// when the scenario has SLOs).
 pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec<Row> {
+    let pairs = judged_blocks(base, cand);
+    let arms = Arms {
+        base,
+        cand,
+        pairs: pairs.as_deref(),
+    };
     let estimates: Vec<(&Threshold, Estimated)> = cfg
         .thresholds
         .iter()
-        .map(|t| (t, estimate(base, cand, t.metric, cfg)))
+        .map(|t| (t, estimate(arms, t.metric, cfg)))
         .filter(|(_, e)| *e != Estimated::Absent)
         .collect();
     let gated = estimates
@@ -73,7 +122,7 @@ fn not_gated(t: &Threshold, e: &Estimated) -> Option<String> {
 fn row(t: &Threshold, e: Estimated, level: f64) -> Row {
     let skip = not_gated(t, &e);
     let m = match e {
-        Estimated::Measured(m) => m,
+        Estimated::Measured(m) => *m,
         Estimated::NoData {
             n_baseline,
             n_candidate,
@@ -192,19 +241,38 @@ fn exact_reason(r: &Row, c: &ErrorCounts, level: f64) -> String {
 }
 
 /// Runs per arm (both arms alike) at which the critical value falls to the floor, given the
-/// run-to-run variance and one run's within-run variance; `None` past 50.
+/// run-to-run variance and one run's within-run variance — or, in pairs, blocks at which it
+/// does given one block's difference variance; `None` past 50.
 fn runs_needed(noise: Noise, floor: f64, level: f64) -> Option<usize> {
     (2..=50).find(|&n| {
-        let se = ((noise.between + noise.within) * 2.0 / n as f64).sqrt();
-        t_quantile(level, (2 * n - 2) as f64) * se <= floor
+        let (var, df) = match noise.blocks {
+            Some(v) => (v.max(2.0 * noise.within), n - 1),
+            None => ((noise.between + noise.within) * 2.0, 2 * n - 2),
+        };
+        t_quantile(level, df as f64) * (var / n as f64).sqrt() <= floor
     })
 }
 
 /// What would resolve an inconclusive verdict: more runs when the runs' spread is what is too
 /// large, more requests when the sampling within runs is.
 fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
-    let runs_dominate = noise.is_some_and(|n| n.between > n.within);
+    let runs_dominate = noise.is_some_and(|n| match n.blocks {
+        Some(v) => v > 2.0 * n.within,
+        None => n.between > n.within,
+    });
     match noise {
+        Some(n) if runs_dominate && n.blocks.is_some() => match runs_needed(n, r.floor, level) {
+            Some(k) => format!(
+                "the candidate − control difference varies by ≈ {:.0} % from block to block, so the blocks, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {}",
+                n.blocks.unwrap_or(0.0).sqrt() * 100.0,
+                r.threshold
+            ),
+            None => format!(
+                "the candidate − control difference varies by ≈ {:.0} % from block to block, too much to resolve {} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)",
+                n.blocks.unwrap_or(0.0).sqrt() * 100.0,
+                r.threshold
+            ),
+        },
         Some(n) if runs_dominate => match runs_needed(n, r.floor, level) {
             Some(k) => format!(
                 "runs differ by ≈ {:.0} % from one another, so the runs, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {}",

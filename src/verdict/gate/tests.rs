@@ -289,3 +289,95 @@ fn runs_without_records_are_judged_exactly_as_with_them() {
         assert_eq!(with, evaluate(&base2, &cand2, &t), "shift {shift}");
     }
 }
+
+/// Runs started at `t` seconds: what orders them into blocks.
+fn at(mut r: RunResult, t: i64) -> RunResult {
+    r.started_at = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(t);
+    r
+}
+
+#[test]
+fn runs_alternating_in_time_form_blocks() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut mk = |t| at(run(20, 50.0, 0.0, &mut rng), t);
+    // ABBA AB: control at 0, 3, 4; candidate at 1, 2, 5.
+    let base = vec![mk(0), mk(3), mk(4)];
+    let cand = vec![mk(1), mk(2), mk(5)];
+    assert_eq!(blocks(&base, &cand), Some(vec![(0, 0), (1, 1), (2, 2)]));
+    // The order the runs are given in does not matter, their start times do.
+    let rev: Vec<RunResult> = cand.iter().rev().cloned().collect();
+    assert_eq!(blocks(&base, &rev), Some(vec![(0, 2), (1, 1), (2, 0)]));
+    // A baseline recorded before the candidate is not blocked; nor are unequal arms.
+    let later: Vec<RunResult> = cand
+        .iter()
+        .map(|r| at(r.clone(), 100 + r.started_at.timestamp()))
+        .collect();
+    assert_eq!(blocks(&base, &later), None);
+    assert_eq!(blocks(&base, &cand[..2]), None);
+    assert_eq!(
+        judged_blocks(&base, &cand),
+        None,
+        "3 blocks are judged as two samples"
+    );
+}
+
+/// Rounds of 6 interleaved blocks on a machine whose load drifts between blocks (each
+/// block's two runs share a slowdown of sd 8 %, each run has its own of sd `own`), TTFT p50
+/// gated at `threshold`: how many rounds called it regressed, judged in pairs and — the very
+/// same runs with the baseline's recorded before the candidate's — as two samples.
+fn blocked_rounds(rounds: u64, own: f64, shift: f64, threshold: &str) -> (usize, usize) {
+    let block = Normal::new(0.0, 0.08).unwrap();
+    let own = Normal::new(0.0, own).unwrap();
+    let cfg = |seed| GateConfig {
+        thresholds: vec![parse_threshold("ttft.p50", threshold).unwrap()],
+        alpha: 0.05,
+        replicates: 400,
+        seed,
+    };
+    let mut hits = (0, 0);
+    for i in 0..rounds {
+        let mut rng = ChaCha8Rng::seed_from_u64(70_000 + i);
+        let (mut base, mut cand) = (Vec::new(), Vec::new());
+        for b in 0..PAIRED_MIN_BLOCKS as i64 {
+            let shared = block.sample(&mut rng);
+            let d = shared + own.sample(&mut rng);
+            base.push(at(run(200, 50.0, d, &mut rng), 2 * b));
+            let d = shared + own.sample(&mut rng) + shift;
+            cand.push(at(run(200, 50.0, d, &mut rng), 2 * b + 1));
+        }
+        let regressed = |rows: Vec<Row>| rows[0].verdict == Verdict::Regressed;
+        assert!(judged_blocks(&base, &cand).is_some());
+        hits.0 += regressed(evaluate(&base, &cand, &cfg(i))) as usize;
+        let apart: Vec<RunResult> = cand
+            .iter()
+            .map(|r| at(r.clone(), 1000 + r.started_at.timestamp()))
+            .collect();
+        assert!(blocks(&base, &apart).is_none());
+        hits.1 += regressed(evaluate(&base, &apart, &cfg(i))) as usize;
+    }
+    hits
+}
+
+#[test]
+fn interleaved_blocks_judged_in_pairs_keep_alpha_and_see_more() {
+    // Seeded, so the counts are fixed. With a 0.1 % threshold the verdict is the test alone,
+    // so the A/A count is its false-alarm rate — with runs of their own differing by 6 %,
+    // more than one run's sampling noise (≈ 4.4 % here), so that the runs' spread, not the
+    // sampling floor, sets the SE; a +15 % change is judged at 10 %, runs differing by 2 %.
+    let rounds = 200;
+    let slack = 3.0 * (0.05f64 * 0.95 / rounds as f64).sqrt();
+    let (paired_aa, apart_aa) = blocked_rounds(rounds, 0.06, 0.0, "0.1%");
+    let (paired, apart) = blocked_rounds(rounds, 0.02, 1.15f64.ln(), "10%");
+    println!(
+        "6 blocks, block drift sd 8 %: A/A at a 0.1 % threshold, false alarms in pairs {paired_aa}/{rounds}, as two samples {apart_aa}/{rounds}; +15 % at 10 %, caught in pairs {paired}/{rounds}, as two samples {apart}/{rounds}"
+    );
+    assert!(
+        paired_aa as f64 / rounds as f64 <= 0.05 + slack,
+        "{paired_aa}/{rounds}"
+    );
+    assert!(paired as f64 >= 0.9 * rounds as f64, "{paired}/{rounds}");
+    assert!(
+        paired >= apart + rounds as usize / 10,
+        "pairs {paired} vs two samples {apart}"
+    );
+}
