@@ -4,10 +4,11 @@
 # Extra arguments go to every `bench compare` (e.g. --endpoint URL --var engine=vllm-0.11).
 # On a shared or drifting machine, serve the baseline's configuration in the same job and add
 # --interleave --baseline-endpoint URL (or --switch 'CMD {arm}'): control runs then alternate
-# with the candidate's, and drift falls on both arms instead of looking like a regression.
-# Runs a side (--repeat, default 3, for `bench baseline` and here alike): on a noisy engine 3
-# see a ≈ 40 % slowdown but only about half of ≈ 15 % ones; 6 to 12 see most (README,
-# "Interleaving", measured on llama-server). An inconclusive row says how many would do.
+# with the candidate's in 6 ABBA blocks (--repeat), judged in pairs, and drift falls on both
+# arms instead of looking like a regression. Runs a side without it (--repeat, default 3, for
+# `bench baseline` and here alike): on a noisy engine 3 see a ≈ 40 % slowdown but only about
+# half of ≈ 15 % ones; 6 to 12 see most (README, "Interleaving", measured on llama-server).
+# An inconclusive row says how many runs or blocks would do.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BENCH=${BENCH:-target/release/bench}

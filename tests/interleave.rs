@@ -99,6 +99,12 @@ fn interleaved_arms_alternate_and_judge_the_change() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(c["interleaved"], true);
     assert_eq!(c["candidate_repetitions"], 2);
+    // Two blocks are too few to judge in pairs: two samples of runs, and the method says so.
+    assert!(c.get("paired_blocks").is_none());
+    assert!(
+        stdout.contains("SE from the spread of both arms' runs"),
+        "{stdout}"
+    );
     assert_eq!(c["change"], "bw_eff: 0.8 → 0.615");
     // The control arm ran the baseline's configuration.
     let control: serde_json::Value =
@@ -124,4 +130,51 @@ fn interleaved_arms_alternate_and_judge_the_change() {
         err.contains("--interleave cannot reach the baseline's configuration: `engine`"),
         "{err}"
     );
+}
+
+/// `--interleave` without `--repeat` runs 6 blocks, the fewest the gate judges in pairs, and
+/// the comparison says it did (method line, JSON). The verdict itself is not asserted: an
+/// A/A on a shared machine may be inconclusive or, at most α of the time, fail.
+#[test]
+fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    let s = s.to_str().unwrap();
+    let store = dir.path().join("baselines");
+    let store = store.to_str().unwrap();
+    let (rc, _, err) = run(&[
+        "baseline",
+        s,
+        "--repeat",
+        "2",
+        "--baselines",
+        store,
+        "-q",
+        "--out",
+        dir.path().join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let json = dir.path().join("aa.json");
+    let (rc, stdout, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--interleave",
+        "--out",
+        dir.path().join("aa").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(rc == 0 || rc == 1, "exit {rc}\n{stdout}\n{err}");
+    assert!(err.contains("interleave: block 6 of 6, baseline"), "{err}");
+    assert!(
+        stdout.contains("SE from the 6 ABBA blocks in pairs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("t df 5.0"), "{stdout}");
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(c["paired_blocks"], 6);
+    assert_eq!(c["candidate_repetitions"], 6);
 }
