@@ -118,7 +118,7 @@ pub fn table(c: &Comparison) -> String {
 
 fn method(c: &Comparison) -> String {
     let noise = match c.paired_blocks {
-        Some(k) => format!("SE from the {k} ABBA blocks in pairs: s/√{k} of each block's candidate − control run difference (what a block's two runs share, drift or a neighbour's load, cancels), never below the runs' sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with {} degrees of freedom (blocks − 1)", k - 1),
+        Some(k) => format!("SE from the {k} ABBA blocks in pairs: s/√{k} of each block's candidate − control run difference (what a block's two runs share, drift or a neighbour's load, cancels), never below the runs' sampling noise, with {} degrees of freedom (blocks − 1); a quantile each run has too few values to bound (p95: 72) from the spread of both arms' runs, Σ(runs − 1) df; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t", k - 1),
         None => "SE from the spread of both arms' runs (the run is the unit) plus each run's sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree beyond their sampling noise".into(),
     };
     format!(

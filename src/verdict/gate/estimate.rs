@@ -269,11 +269,19 @@ fn latency(
     };
     let known = wb / rb + wc / rc;
     let between = tau2 * (1.0 / rb + 1.0 / rc);
-    // Judged in pairs when every block's two runs have the quantile.
+    // Judged in pairs when every block's two runs have the quantile, each from enough values
+    // to bound it distribution-free. A p95 of 8 or 40 values is a run's top one or two: the
+    // mean of their differences is not what the pooled p95's effect measures (the pooled tail
+    // comes from the slowest runs), and paired that way a busy 12-block A/A of 8-request runs
+    // false-failed a p95 in 2 of 10 rounds; as two samples, in none.
+    let min_n = min_n_for_quantile(p, cfg.alpha);
     let paired = arms.pairs.and_then(|pairs| {
         let d: Option<Vec<f64>> = pairs
             .iter()
-            .map(|&(i, j)| Some(c[j].log_q? - b[i].log_q?))
+            .map(|&(i, j)| {
+                let enough = b[i].sample.len().min(c[j].sample.len()) >= min_n;
+                Some(c[j].log_q.filter(|_| enough)? - b[i].log_q?)
+            })
             .collect();
         paired_se(&d?, wb + wc)
     });
@@ -284,7 +292,6 @@ fn latency(
             (df_runs > 0).then_some(df_runs as f64),
         ),
     };
-    let min_n = min_n_for_quantile(p, cfg.alpha);
     let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
         Some(format!(
             "not gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"

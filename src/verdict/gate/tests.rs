@@ -381,3 +381,20 @@ fn interleaved_blocks_judged_in_pairs_keep_alpha_and_see_more() {
         "pairs {paired} vs two samples {apart}"
     );
 }
+
+#[test]
+fn a_tail_quantile_of_small_runs_is_not_paired() {
+    // 6 blocks of 20-request runs: each run bounds its p50 (needs 6) but not its p95 (needs
+    // 72), so the p50 is judged in pairs (5 df) and the p95, gated on 120 values an arm, as
+    // two samples of runs (10 df).
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let (mut base, mut cand) = (Vec::new(), Vec::new());
+    for b in 0..6 {
+        base.push(at(run(20, 50.0, 0.0, &mut rng), 2 * b));
+        cand.push(at(run(20, 50.0, 0.0, &mut rng), 2 * b + 1));
+    }
+    let rows = evaluate(&base, &cand, &cfg(0));
+    assert_eq!(rows[0].df, Some(5.0), "{}", rows[0].reason);
+    assert_ne!(rows[1].verdict, Verdict::NotGated, "{}", rows[1].reason);
+    assert_eq!(rows[1].df, Some(10.0), "{}", rows[1].reason);
+}

@@ -36,7 +36,11 @@
 //! k − 1 degrees of freedom (a paired t-test on run-level estimates), never below the
 //! sampling noise √((w̄_control + w̄_candidate)/k). What a block's two runs share — drift, a
 //! neighbour's load, a slow minute — cancels in d_b, where the two-sample model counts it
-//! twice as run-to-run spread. The effect stays that of the pooled quantiles. Below 6 blocks
+//! twice as run-to-run spread. The effect stays that of the pooled quantiles. A quantile that
+//! each run has too few values to bound distribution-free (a p95 under 72 requests a run) is
+//! not paired: its per-run values are the runs' top one or two, the mean of their differences
+//! is not what the pooled quantile measures, and paired that way a busy 12-block A/A of
+//! 8-request runs false-failed a p95 in 2 of 10 rounds (as two samples: none). Below 6 blocks
 //! the halved degrees of freedom cost more than pairing typically saves (the one-sided t
 //! quantile at α/m = 0.01 is 6.96 at 2 df against 3.75 at 4), so the two-sample model
 //! judges; the rule is fixed in advance, not chosen by which interval is narrower.
