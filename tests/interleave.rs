@@ -29,25 +29,31 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-#[test]
-fn interleaved_arms_alternate_and_judge_the_change() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path());
-    let s = s.to_str().unwrap();
-    let store = dir.path().join("baselines");
-    let store = store.to_str().unwrap();
+/// The scenario, with a baseline of 2 repetitions recorded: (scenario path, store path).
+fn recorded(dir: &Path) -> (String, String) {
+    let s = scenario(dir).to_str().unwrap().to_string();
+    let store = dir.join("baselines").to_str().unwrap().to_string();
+    let out = dir.join("b");
     let (rc, _, err) = run(&[
         "baseline",
-        s,
+        &s,
         "--repeat",
         "2",
         "--baselines",
-        store,
+        &store,
         "-q",
         "--out",
-        dir.path().join("b").to_str().unwrap(),
+        out.to_str().unwrap(),
     ]);
     assert_eq!(rc, 0, "{err}");
+    (s, store)
+}
+
+#[test]
+fn interleaved_arms_alternate_and_judge_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, store) = recorded(dir.path());
+    let (s, store) = (s.as_str(), store.as_str());
 
     // Decode 30 % slower, interleaved with the baseline's configuration.
     let out = dir.path().join("slow");
@@ -138,22 +144,8 @@ fn interleaved_arms_alternate_and_judge_the_change() {
 #[test]
 fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path());
-    let s = s.to_str().unwrap();
-    let store = dir.path().join("baselines");
-    let store = store.to_str().unwrap();
-    let (rc, _, err) = run(&[
-        "baseline",
-        s,
-        "--repeat",
-        "2",
-        "--baselines",
-        store,
-        "-q",
-        "--out",
-        dir.path().join("b").to_str().unwrap(),
-    ]);
-    assert_eq!(rc, 0, "{err}");
+    let (s, store) = recorded(dir.path());
+    let (s, store) = (s.as_str(), store.as_str());
     let json = dir.path().join("aa.json");
     let (rc, stdout, err) = run(&[
         "compare",

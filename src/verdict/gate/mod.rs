@@ -41,9 +41,9 @@ pub fn min_n_for_quantile(p: f64, alpha: f64) -> usize {
 /// degrees of freedom where two samples of runs have 2k − 2, so it wins only when the blocks
 /// share enough (drift, a neighbour's load): at k = 6 the one-sided t quantiles at
 /// α/m = 0.01 are 3.36 against 2.76, so pairing wins once a block's two runs correlate
-/// beyond ≈ 0.33; at k = 3 (6.96 against 3.75) only beyond ≈ 0.71. On stored llama-server
-/// rounds the correlation was ≈ 0.3–0.5. Fixed in advance, not chosen by which verdict
-/// is narrower, so α holds.
+/// beyond ≈ 0.33; at k = 3 (6.96 against 3.75) only beyond ≈ 0.71. On seven stored sets of
+/// llama-server rounds it was 0.06–0.51, median ≈ 0.33 (from the paired to two-sample SE
+/// ratio, 0.70–0.97). Fixed in advance, not chosen by which verdict is narrower, so α holds.
 pub const PAIRED_MIN_BLOCKS: usize = 6;
 
 /// When the two arms' runs alternate in time as `--interleave` runs them (ABBA… or ABAB…:
