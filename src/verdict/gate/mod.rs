@@ -261,18 +261,22 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
         None => n.between > n.within,
     });
     match noise {
-        Some(n) if runs_dominate && n.blocks.is_some() => match runs_needed(n, r.floor, level) {
-            Some(k) => format!(
-                "the candidate − control difference varies by ≈ {:.0} % from block to block, so the blocks, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {}",
-                n.blocks.unwrap_or(0.0).sqrt() * 100.0,
-                r.threshold
-            ),
-            None => format!(
-                "the candidate − control difference varies by ≈ {:.0} % from block to block, too much to resolve {} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)",
-                n.blocks.unwrap_or(0.0).sqrt() * 100.0,
-                r.threshold
-            ),
-        },
+        Some(n @ Noise { blocks: Some(v), .. }) if runs_dominate => {
+            let spread = format!(
+                "the candidate − control difference varies by ≈ {:.0} % from block to block",
+                v.sqrt() * 100.0
+            );
+            match runs_needed(n, r.floor, level) {
+                Some(k) => format!(
+                    "{spread}, so the blocks, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {}",
+                    r.threshold
+                ),
+                None => format!(
+                    "{spread}, too much to resolve {} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)",
+                    r.threshold
+                ),
+            }
+        }
         Some(n) if runs_dominate => match runs_needed(n, r.floor, level) {
             Some(k) => format!(
                 "runs differ by ≈ {:.0} % from one another, so the runs, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {}",
