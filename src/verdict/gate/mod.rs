@@ -80,6 +80,9 @@ pub fn judged_blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usiz
 /// Compares the candidate's runs with the baseline's: one row per threshold (goodput only
 /// when the scenario has SLOs).
 pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec<Row> {
+    // Interleaved runs (even too few blocks to pair) are resolved by more blocks, not by
+    // re-recording the baseline.
+    let interleaved = blocks(base, cand).is_some();
     let pairs = judged_blocks(base, cand);
     let arms = Arms {
         base,
@@ -101,7 +104,7 @@ pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec
     let level = 1.0 - cfg.alpha / gated.max(1) as f64;
     estimates
         .into_iter()
-        .map(|(t, e)| row(t, e, level))
+        .map(|(t, e)| row(t, e, level, interleaved))
         .collect()
 }
 
@@ -118,8 +121,8 @@ fn not_gated(t: &Threshold, e: &Estimated) -> Option<String> {
     }
 }
 
-/// Decides one metric and writes its row.
-fn row(t: &Threshold, e: Estimated, level: f64) -> Row {
+/// Decides one metric and writes its row; `interleaved`: the arms' runs alternate in blocks.
+fn row(t: &Threshold, e: Estimated, level: f64, interleaved: bool) -> Row {
     let skip = not_gated(t, &e);
     let m = match e {
         Estimated::Measured(m) => *m,
@@ -166,7 +169,7 @@ fn row(t: &Threshold, e: Estimated, level: f64) -> Row {
                 (None, Some(why)) => {
                     format!("inconclusive {} {:+.1}% ({why})", row.metric, row.delta_pct)
                 }
-                (None, None) => reason(&row, verdict, m.noise, level),
+                (None, None) => reason(&row, verdict, m.noise, level, interleaved),
             };
         }
     }
@@ -253,15 +256,20 @@ fn runs_needed(noise: Noise, floor: f64, level: f64) -> Option<usize> {
     })
 }
 
-/// What would resolve an inconclusive verdict: more runs when the runs' spread is what is too
-/// large, more requests when the sampling within runs is.
-fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
+/// What would resolve an inconclusive verdict: more runs (in an interleaved compare, more
+/// blocks) when the runs' spread is what is too large, more requests when the sampling within
+/// runs is.
+fn resolve(r: &Row, noise: Option<Noise>, level: f64, interleaved: bool) -> String {
     let runs_dominate = noise.is_some_and(|n| match n.blocks {
         Some(v) => v > 2.0 * n.within,
         None => n.between > n.within,
     });
     match noise {
-        Some(n @ Noise { blocks: Some(v), .. }) if runs_dominate => {
+        Some(
+            n @ Noise {
+                blocks: Some(v), ..
+            },
+        ) if runs_dominate => {
             let spread = format!(
                 "the candidate − control difference varies by ≈ {:.0} % from block to block",
                 v.sqrt() * 100.0
@@ -277,21 +285,36 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
                 ),
             }
         }
-        Some(n) if runs_dominate => match runs_needed(n, r.floor, level) {
-            Some(k) => format!(
-                "runs differ by ≈ {:.0} % from one another, so the runs, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {}",
-                n.between.sqrt() * 100.0,
-                r.threshold
-            ),
-            None => format!(
-                "runs differ by ≈ {:.0} % from one another, too much to resolve {} with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave",
-                n.between.sqrt() * 100.0,
-                r.threshold
-            ),
-        },
+        Some(n) if runs_dominate => {
+            let spread = format!(
+                "runs differ by ≈ {:.0} % from one another",
+                n.between.sqrt() * 100.0
+            );
+            match (runs_needed(n, r.floor, level), interleaved) {
+                (Some(k), true) => format!(
+                    "{spread}, so the runs, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {}",
+                    r.threshold
+                ),
+                (Some(k), false) => format!(
+                    "{spread}, so the runs, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {}",
+                    r.threshold
+                ),
+                (None, true) => format!(
+                    "{spread}, too much to resolve {} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)",
+                    r.threshold
+                ),
+                (None, false) => format!(
+                    "{spread}, too much to resolve {} with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave",
+                    r.threshold
+                ),
+            }
+        }
         _ if r.metric.latency().is_some() => {
             match needed_n(r.n_baseline.min(r.n_candidate), r.critical, r.floor) {
-                Some(k) => format!("the requests are too few: ≈ {k} successful requests per arm would resolve {}", r.threshold),
+                Some(k) => format!(
+                    "the requests are too few: ≈ {k} successful requests per arm would resolve {}",
+                    r.threshold
+                ),
                 None => "needs more requests".into(),
             }
         }
@@ -299,7 +322,7 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64) -> String {
     }
 }
 
-fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64) -> String {
+fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64, interleaved: bool) -> String {
     let delta = format!("{:+.1}%", r.delta_pct);
     let n = match r.df {
         Some(df) => format!("n={}/{}, t df {df:.1}", r.n_baseline, r.n_candidate),
@@ -326,7 +349,7 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64) -> String {
             r.metric,
             r.critical,
             r.floor,
-            resolve(r, noise, level)
+            resolve(r, noise, level, interleaved)
         ),
         Verdict::NotGated => r.reason.clone(),
     }

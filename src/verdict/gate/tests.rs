@@ -398,3 +398,53 @@ fn a_tail_quantile_of_small_runs_is_not_paired() {
     assert_ne!(rows[1].verdict, Verdict::NotGated, "{}", rows[1].reason);
     assert_eq!(rows[1].df, Some(10.0), "{}", rows[1].reason);
 }
+
+#[test]
+fn an_interleaved_compare_is_told_to_run_more_blocks() {
+    // 6 blocks of 60-request runs whose own states differ by ≈ 30 %: the p95 (two samples of
+    // runs, too few values a run to pair) is inconclusive at 30 % because the runs are too
+    // few (≈ 11 a side would do). In an interleaved compare that means more blocks;
+    // re-recording the baseline, as the same runs recorded apart are told, would not apply.
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let state = Normal::new(0.0, 0.3).unwrap();
+    let (mut base, mut cand) = (Vec::new(), Vec::new());
+    for b in 0..6 {
+        base.push(at(run(60, 50.0, state.sample(&mut rng), &mut rng), 2 * b));
+        cand.push(at(
+            run(60, 50.0, state.sample(&mut rng), &mut rng),
+            2 * b + 1,
+        ));
+    }
+    let cfg = GateConfig {
+        thresholds: vec![parse_threshold("ttft.p95", "30%").unwrap()],
+        ..cfg(0)
+    };
+    let p95 = |cand: &[RunResult]| evaluate(&base, cand, &cfg).swap_remove(0);
+    let r = p95(&cand);
+    println!("interleaved: {}", r.reason);
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.reason);
+    assert!(
+        r.reason.contains("blocks (--interleave --repeat "),
+        "{}",
+        r.reason
+    );
+    assert!(
+        !r.reason.contains("for baseline and compare"),
+        "{}",
+        r.reason
+    );
+    // The same runs with the baseline recorded first: runs a side, for both commands.
+    let apart: Vec<RunResult> = cand
+        .iter()
+        .map(|r| at(r.clone(), 1000 + r.started_at.timestamp()))
+        .collect();
+    let r = p95(&apart);
+    println!("recorded apart: {}", r.reason);
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.reason);
+    assert!(
+        r.reason.contains("runs a side (--repeat ")
+            && r.reason.contains("for baseline and compare"),
+        "{}",
+        r.reason
+    );
+}
