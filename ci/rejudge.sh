@@ -8,7 +8,8 @@
 #   bash ci/rejudge.sh BENCH WORK CONDITION VAR
 #   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40 cpu_quota=off
 #        bash ci/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8 cpu_quota=90000
-# WORK is the directory engine-gate-check.sh printed ("rounds stored under …").
+# WORK is the directory engine-gate-check.sh printed ("rounds stored under …"), or one that
+# ci/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
 set -euo pipefail
 bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}; var=${4:?VAR}
 case $cond in *-40) scenario="$work/llama-server-40.toml" ;; *) scenario=scenarios/llama-server.toml ;; esac
