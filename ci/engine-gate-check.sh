@@ -5,7 +5,7 @@
 # a candidate run, judged in pairs), and the verdicts tallied.
 #
 #   quiet-8 / quiet-40    nothing changed, quiet machine; 8 = scenarios/llama-server.toml,
-#                         40 = the same with 40 requests
+#                         40 = the same with 40 requests (any -N: N requests a run)
 #   busy-8 / busy-40      nothing changed, a CPU hog of our own (one busy loop, bounded by
 #                         the round) running through baseline and compare
 #   slow15-8 / slow40-8   a real slowdown: the compare's server held to a CPU quota (cgroup v1
@@ -51,7 +51,6 @@ trap cleanup EXIT
 work=$(mktemp -d)
 echo "gate check: rounds stored under $work (ci/rejudge.sh re-judges them)"
 E="--endpoint http://127.0.0.1:$port/v1"
-sed 's/^requests = 8$/requests = 40/; s/^name = "llama-server"$/name = "llama-server-40"/' scenarios/llama-server.toml > "$work/llama-server-40.toml"
 
 # The server's CPU quota (per 100 ms, applied in CPU_PERIOD_US slices): 90000 ≈ +15 % TPOT,
 # 76000 ≈ +40 % here.
@@ -75,9 +74,12 @@ PY
 }
 
 for cond in "$@"; do
-  case $cond in
-    *-40) S="$work/llama-server-40.toml" ;;
-    *) S=scenarios/llama-server.toml ;;
+  n=${cond##*-}  # requests a run: 8 is the shipped scenario, any other N a copy with N
+  case $n in
+    8) S=scenarios/llama-server.toml ;;
+    '' | *[!0-9]*) echo "gate check: $cond: end the condition with its requests a run (-8, -40, …)"; exit 2 ;;
+    *) S="$work/llama-server-$n.toml"
+       sed "s/^requests = 8\$/requests = $n/; s/^name = \"llama-server\"\$/name = \"llama-server-$n\"/" scenarios/llama-server.toml > "$S" ;;
   esac
   q=""
   case $cond in *slow15-*) q=90000 ;; *slow40-*) q=76000 ;; esac

@@ -19,7 +19,7 @@ import sys
 def main(work, cond, out, group):
     os.makedirs(out, exist_ok=True)
     # The stored baseline names the configuration; the scenario copy is what rejudge runs.
-    for name in (f"{cond}-b", "llama-server-40.toml"):
+    for name in (f"{cond}-b", f"llama-server-{cond.rsplit('-', 1)[1]}.toml"):
         if os.path.exists(f"{work}/{name}") and not os.path.exists(f"{out}/{name}"):
             os.symlink(os.path.abspath(f"{work}/{name}"), f"{out}/{name}")
     number = lambda d: int(d.rsplit("-", 1)[1])

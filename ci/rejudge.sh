@@ -12,7 +12,8 @@
 # ci/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
 set -euo pipefail
 bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}; var=${4:?VAR}
-case $cond in *-40) scenario="$work/llama-server-40.toml" ;; *) scenario=scenarios/llama-server.toml ;; esac
+n=${cond##*-}  # requests a run, as engine-gate-check.sh names its conditions
+case $n in 8) scenario=scenarios/llama-server.toml ;; *) scenario="$work/llama-server-$n.toml" ;; esac
 template=$(ls "$work/$cond-b"/*/main.json)
 name=$(basename "$(dirname "$template")")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
