@@ -265,47 +265,37 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64, interleaved: bool) -> Stri
         None => n.between > n.within,
     });
     match noise {
-        Some(
-            n @ Noise {
-                blocks: Some(v), ..
-            },
-        ) if runs_dominate => {
-            let spread = format!(
-                "the candidate − control difference varies by ≈ {:.0} % from block to block",
-                v.sqrt() * 100.0
-            );
-            match runs_needed(n, r.floor, level) {
-                Some(k) => format!(
-                    "{spread}, so the blocks, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {}",
-                    r.threshold
-                ),
-                None => format!(
-                    "{spread}, too much to resolve {} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)",
-                    r.threshold
-                ),
-            }
-        }
         Some(n) if runs_dominate => {
-            let spread = format!(
-                "runs differ by ≈ {:.0} % from one another",
-                n.between.sqrt() * 100.0
-            );
+            // In pairs the blocks' differences are what vary; otherwise the runs themselves.
+            let (spread, few) = match n.blocks {
+                Some(v) => (
+                    format!(
+                        "the candidate − control difference varies by ≈ {:.0} % from block to block",
+                        v.sqrt() * 100.0
+                    ),
+                    "blocks",
+                ),
+                None => (
+                    format!(
+                        "runs differ by ≈ {:.0} % from one another",
+                        n.between.sqrt() * 100.0
+                    ),
+                    "runs",
+                ),
+            };
+            let t = &r.threshold;
             match (runs_needed(n, r.floor, level), interleaved) {
                 (Some(k), true) => format!(
-                    "{spread}, so the runs, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {}",
-                    r.threshold
+                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {t}"
                 ),
                 (Some(k), false) => format!(
-                    "{spread}, so the runs, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {}",
-                    r.threshold
+                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {t}"
                 ),
                 (None, true) => format!(
-                    "{spread}, too much to resolve {} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)",
-                    r.threshold
+                    "{spread}, too much to resolve {t} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)"
                 ),
                 (None, false) => format!(
-                    "{spread}, too much to resolve {} with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave",
-                    r.threshold
+                    "{spread}, too much to resolve {t} with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave"
                 ),
             }
         }
