@@ -1,14 +1,22 @@
-//! The stale keep-alive retry, made deterministic: a raw HTTP/1.1 server that answers a
-//! request on a kept-alive connection, then reads the next request on it and closes the
-//! socket without answering — what llama-server does after a few requests. The client must
-//! send that request again, once, on a fresh connection, mark it `retried`, and count it; a
-//! server that never answers must not be retried forever.
+//! Keep-alive, made deterministic with a raw HTTP/1.1 server.
+//!
+//! * The stale keep-alive retry: the server answers a request on a kept-alive connection, then
+//!   reads the next request on it and closes the socket without answering (a server whose
+//!   keep-alive timeout ends as the client sends). The client must send that request again,
+//!   once, on a fresh connection, mark it `retried`, and count it; a server that never
+//!   answers must not be retried forever.
+//! * Connection reuse: a chunked event stream whose end (the empty last chunk) comes in a
+//!   segment of its own after `[DONE]`, as llama-server sends it. The client must read to that
+//!   end so the connection goes back to the pool: a closed loop of one worker keeps to one or
+//!   two connections, not one per request. A server that never ends the body after `[DONE]` costs each
+//!   request a bounded wait and a new connection, never a hang.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const BODY: &str = concat!(
     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n",
@@ -42,44 +50,93 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<String> {
     first
 }
 
-fn answer(w: &mut TcpStream) {
-    let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
-        BODY.len()
-    );
+/// How the server frames and ends each answer.
+#[derive(Clone, Copy)]
+enum Ending {
+    /// `content-length`: the body ends with its last byte.
+    Length,
+    /// Chunked, the empty last chunk written 20 ms after the `[DONE]` chunk (llama-server).
+    ChunkedLate,
+    /// Chunked, never ended: the connection stays open after `[DONE]` until the client goes.
+    ChunkedOpen,
+}
+
+fn answer(w: &mut TcpStream, ending: Ending) {
+    let framing = match ending {
+        Ending::Length => format!("content-length: {}", BODY.len()),
+        Ending::ChunkedLate | Ending::ChunkedOpen => "transfer-encoding: chunked".into(),
+    };
+    let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n{framing}\r\n\r\n");
     let _ = w.write_all(head.as_bytes());
-    let _ = w.write_all(BODY.as_bytes());
+    match ending {
+        Ending::Length => {
+            let _ = w.write_all(BODY.as_bytes());
+        }
+        Ending::ChunkedLate | Ending::ChunkedOpen => {
+            let _ = w.write_all(format!("{:x}\r\n{BODY}\r\n", BODY.len()).as_bytes());
+            let _ = w.flush();
+            if let Ending::ChunkedLate = ending {
+                std::thread::sleep(Duration::from_millis(20));
+                let _ = w.write_all(b"0\r\n\r\n");
+            }
+        }
+    }
     let _ = w.flush();
 }
 
-/// `answers_per_connection` requests answered on each connection, then the next one read and
-/// the connection closed. Returns the address and the count of requests received.
-fn spawn(answers_per_connection: usize) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+/// What the server saw: load requests (POST) received, and connections that carried one.
+#[derive(Clone, Default)]
+struct Seen {
+    posts: Arc<AtomicUsize>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Seen {
+    fn posts(&self) -> usize {
+        self.posts.load(Ordering::SeqCst)
+    }
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+/// `answers_per_connection` requests answered on each connection, each ended as `ending`
+/// says, then the next one read and the connection closed. Returns the address and what the
+/// server saw.
+fn spawn(answers_per_connection: usize, ending: Ending) -> (std::net::SocketAddr, Seen) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
-    let received = Arc::new(AtomicUsize::new(0));
-    let count = received.clone();
+    let seen = Seen::default();
+    let counts = seen.clone();
     std::thread::spawn(move || {
         for conn in l.incoming() {
             let Ok(conn) = conn else { return };
-            let _ = conn.set_nodelay(true);
-            let mut w = conn.try_clone().unwrap();
-            let mut r = BufReader::new(conn);
-            let mut answered = 0;
-            while let Some(request_line) = read_request(&mut r) {
-                // Only the load counts: bench also asks GET /version (and /props) once a run.
-                if request_line.starts_with("POST") {
-                    count.fetch_add(1, Ordering::SeqCst);
+            let counts = counts.clone();
+            // A thread a connection: one left open after its answer must not hold up the next.
+            std::thread::spawn(move || {
+                let _ = conn.set_nodelay(true);
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                let (mut answered, mut carried_load) = (0, false);
+                while let Some(request_line) = read_request(&mut r) {
+                    // Only the load counts: bench also asks GET /version (and /props) once a run.
+                    if request_line.starts_with("POST") {
+                        counts.posts.fetch_add(1, Ordering::SeqCst);
+                        if !carried_load {
+                            carried_load = true;
+                            counts.connections.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    if answered == answers_per_connection {
+                        break; // read it, then close without a response
+                    }
+                    answer(&mut w, ending);
+                    answered += 1;
                 }
-                if answered == answers_per_connection {
-                    break; // read it, then close without a response
-                }
-                answer(&mut w);
-                answered += 1;
-            }
+            });
         }
     });
-    (addr, received)
+    (addr, seen)
 }
 
 fn run(addr: std::net::SocketAddr, requests: u32) -> serde_json::Value {
@@ -114,23 +171,27 @@ fn run(addr: std::net::SocketAddr, requests: u32) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
 }
 
+fn all_ok(run: &serde_json::Value) -> &Vec<serde_json::Value> {
+    let reqs = run["requests"].as_array().unwrap();
+    assert!(reqs.iter().all(|r| r["outcome"] == "ok"), "{reqs:?}");
+    reqs
+}
+
 #[test]
 fn a_request_on_a_connection_the_server_closed_is_sent_again_once() {
     // One answer per connection: requests 2 and 3 each find their pooled connection closed.
-    let (addr, received) = spawn(1);
+    let (addr, seen) = spawn(1, Ending::Length);
     let run = run(addr, 3);
-    let reqs = run["requests"].as_array().unwrap();
-    assert!(reqs.iter().all(|r| r["outcome"] == "ok"), "{reqs:?}");
-    let retried: Vec<bool> = reqs.iter().map(|r| r["retried"] == true).collect();
+    let retried: Vec<bool> = all_ok(&run).iter().map(|r| r["retried"] == true).collect();
     assert_eq!(retried, [false, true, true]);
     assert_eq!(run["summary"]["counts"]["retried"], 2);
     assert_eq!(run["summary"]["counts"]["ok"], 3);
-    assert_eq!(received.load(Ordering::SeqCst), 5, "3 requests + 2 resent");
+    assert_eq!(seen.posts(), 5, "3 requests + 2 resent");
 }
 
 #[test]
 fn a_server_that_never_answers_is_retried_once_then_counted_broken() {
-    let (addr, received) = spawn(0);
+    let (addr, seen) = spawn(0, Ending::Length);
     let run = run(addr, 2);
     let reqs = run["requests"].as_array().unwrap();
     for r in reqs {
@@ -138,9 +199,41 @@ fn a_server_that_never_answers_is_retried_once_then_counted_broken() {
         assert_eq!(r["retried"], true, "{r}");
     }
     assert_eq!(run["summary"]["counts"]["errors"]["stream_broken"], 2);
-    assert_eq!(
-        received.load(Ordering::SeqCst),
-        4,
-        "each request sent twice, no more"
+    assert_eq!(seen.posts(), 4, "each request sent twice, no more");
+}
+
+#[test]
+fn a_stream_ended_after_its_done_keeps_its_connection_for_the_next_request() {
+    // Before the body was read to its end, each of these requests opened a connection of its
+    // own (on llama-server: every request of every run).
+    let (addr, seen) = spawn(usize::MAX, Ending::ChunkedLate);
+    let run = run(addr, 8);
+    let reqs = all_ok(&run);
+    assert!(reqs.iter().all(|r| r["retried"] == false), "{reqs:?}");
+    assert_eq!(seen.posts(), 8);
+    // One worker needs one connection. hyper hands a finished connection back to the pool
+    // from its own task, so the next request, sent at once, may race it and open a second;
+    // from then on one of the two is always idle. Never one a request (here 8).
+    assert!(
+        seen.connections() <= 2,
+        "{} connections",
+        seen.connections()
     );
+}
+
+#[test]
+fn a_stream_left_open_after_its_done_costs_a_bounded_wait_not_a_hang() {
+    let (addr, seen) = spawn(usize::MAX, Ending::ChunkedOpen);
+    let started = Instant::now();
+    let run = run(addr, 4);
+    // 4 requests, each given up ≈ 100 ms after its [DONE]; the requests' own timeout is 10 s,
+    // so a client that waited for the body's end would take ≥ 40 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    all_ok(&run);
+    assert_eq!(seen.posts(), 4);
+    assert_eq!(seen.connections(), 4, "a body never ended cannot be reused");
 }

@@ -1,7 +1,8 @@
 //! The OpenAI-compatible streaming client: one request in, one [`RequestRecord`] out.
 //!
 //! Built on reqwest (rustls, HTTP/1.1, no proxy, Nagle off, an unbounded idle pool so every
-//! concurrent stream keeps its own connection). [`stream`] sends a request and reads its
+//! concurrent stream keeps its own connection, reused by its next request: each stream is read
+//! to its body's end, past `[DONE]`). [`stream`] sends a request and reads its
 //! stream: each read of the body is timestamped with the monotonic clock the moment it
 //! arrives, before it is parsed; the pure SSE decoder ([`sse`]) and chunk interpreter
 //! ([`openai`]) then decide which reads carried generated text, and TTFT is taken at the first

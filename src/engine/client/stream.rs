@@ -65,6 +65,29 @@ async fn step<T>(
     }
 }
 
+/// How long a stream's body may take to end after its `[DONE]` event before the connection
+/// is given up. A server writes the end right after `[DONE]` (HTTP/1.1 chunked: the empty
+/// last chunk, often a TCP segment of its own), so this is a bound for one that keeps the
+/// stream open, not a wait a well-behaved server causes.
+pub const BODY_END_GRACE: Duration = Duration::from_millis(100);
+
+/// Reads a stream after its `[DONE]` to the body's end, discarding what comes, for at most
+/// [`BODY_END_GRACE`] (and never past `deadline` or an abort). hyper returns a connection to
+/// the pool only when its response body was read to the end; dropped one segment short, the
+/// connection is closed and the next request opens a new one — on llama-server that was every
+/// request, each paying a TCP (and, to a remote endpoint, TLS) handshake inside its TTFT and
+/// churning the server's accept path. Timing is unaffected: the request's times were taken.
+async fn finish_body<S, B, E>(stream: &mut S, abort: &CancellationToken, deadline: Instant)
+where
+    S: futures_util::Stream<Item = Result<B, E>> + Unpin,
+{
+    let until = deadline.min(Instant::now() + BODY_END_GRACE);
+    let _ = step(abort, until, async {
+        while let Some(Ok(_)) = stream.next().await {}
+    })
+    .await;
+}
+
 fn us(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
 }
@@ -160,8 +183,8 @@ impl HttpSender {
 
         let mut retried = false;
         let (outcome, detail) = 'run: {
-            // A pooled keep-alive connection the server has just closed (llama-server closes
-            // each connection after a few requests) fails before the request is read; that
+            // A pooled keep-alive connection the server has just closed (its keep-alive
+            // timeout ran out as the request went) fails before the request is read; that
             // is the client's race, not the server's error, so it is retried once on a fresh
             // connection and the record says so. The retry's time stays in the latency.
             let retry = req.try_clone();
@@ -273,7 +296,13 @@ impl HttpSender {
                 if let Err((o, m)) = p.events(&mut events, at) {
                     break 'run (o, Some(m));
                 }
-                if p.done || ended {
+                if ended {
+                    break;
+                }
+                if p.done {
+                    // `[DONE]` is the last event, but not yet the body's end: read to it, so
+                    // the connection goes back to the pool (see `finish_body`).
+                    finish_body(&mut stream, &ctx.abort, total_deadline).await;
                     break;
                 }
                 if !had_first && p.first.is_some() {
