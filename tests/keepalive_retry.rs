@@ -140,6 +140,10 @@ fn spawn(answers_per_connection: usize, ending: Ending) -> (std::net::SocketAddr
 }
 
 fn run(addr: std::net::SocketAddr, requests: u32) -> serde_json::Value {
+    run_with(addr, requests, 1)
+}
+
+fn run_with(addr: std::net::SocketAddr, requests: u32, concurrency: u32) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("s.toml");
     std::fs::write(
@@ -147,7 +151,7 @@ fn run(addr: std::net::SocketAddr, requests: u32) -> serde_json::Value {
         format!(
             "name = \"ka\"\napi = \"chat\"\nmodel = \"m\"\nendpoint = \"http://{addr}/v1\"\n\
              [request]\ntimeout_s = 10\n[workload]\ntype = \"synthetic\"\ninput_tokens = 4\n\
-             output_tokens = 1\n[load]\nconcurrency = 1\nrequests = {requests}\n"
+             output_tokens = 1\n[load]\nconcurrency = {concurrency}\nrequests = {requests}\n"
         ),
     )
     .unwrap();
@@ -179,14 +183,33 @@ fn all_ok(run: &serde_json::Value) -> &Vec<serde_json::Value> {
 
 #[test]
 fn a_request_on_a_connection_the_server_closed_is_sent_again_once() {
-    // One answer per connection: requests 2 and 3 each find their pooled connection closed.
+    // One answer per connection: request 2 finds request 1's pooled connection closed and is
+    // sent again on a new one, which is not kept; request 3 finds the pool empty and opens
+    // one of its own, answered first. (Requests 4 and 5 repeat 2 and 3.)
     let (addr, seen) = spawn(1, Ending::Length);
-    let run = run(addr, 3);
+    let run = run(addr, 5);
     let retried: Vec<bool> = all_ok(&run).iter().map(|r| r["retried"] == true).collect();
-    assert_eq!(retried, [false, true, true]);
+    assert_eq!(retried, [false, true, false, true, false]);
     assert_eq!(run["summary"]["counts"]["retried"], 2);
-    assert_eq!(run["summary"]["counts"]["ok"], 3);
-    assert_eq!(seen.posts(), 5, "3 requests + 2 resent");
+    assert_eq!(run["summary"]["counts"]["ok"], 5);
+    assert_eq!(seen.posts(), 7, "5 requests + 2 resent");
+}
+
+#[test]
+fn a_retry_goes_out_on_a_new_connection_not_another_pooled_one() {
+    // Two workers keep two connections in the pool, and the server closes each after its
+    // first answer, as llama-server does after a streamed one. A retry that took the other
+    // pooled connection met the same close and was counted `stream_broken`.
+    let (addr, seen) = spawn(1, Ending::Length);
+    let run = run_with(addr, 12, 2);
+    let retried = all_ok(&run).iter().filter(|r| r["retried"] == true).count();
+    assert!(retried > 0, "the pooled connections were never reused");
+    assert_eq!(run["summary"]["counts"]["retried"], retried);
+    assert_eq!(
+        seen.posts(),
+        12 + retried,
+        "each retried request sent twice, no more"
+    );
 }
 
 #[test]

@@ -28,8 +28,17 @@ use std::time::Duration;
 
 /// The reqwest client used for load: no pool limit, no proxy, HTTP/1.1, TCP_NODELAY.
 pub fn http_client() -> Result<reqwest::Client, BenchError> {
+    client_keeping(usize::MAX)
+}
+
+/// The same client keeping no idle connection: each request on a new one.
+pub fn unpooled_http_client() -> Result<reqwest::Client, BenchError> {
+    client_keeping(0)
+}
+
+fn client_keeping(idle_per_host: usize) -> Result<reqwest::Client, BenchError> {
     reqwest::Client::builder()
-        .pool_max_idle_per_host(usize::MAX)
+        .pool_max_idle_per_host(idle_per_host)
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
         .no_proxy()

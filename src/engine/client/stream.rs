@@ -4,7 +4,7 @@
 
 use super::openai::{interpret_into, request_body, truncate};
 use super::sse::{SseDecoder, SseEvent, MAX_EVENT_BYTES};
-use super::{error_chain, http_client, Target};
+use super::{error_chain, http_client, unpooled_http_client, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
 use crate::model::record::{Outcome, RequestRecord};
@@ -22,6 +22,8 @@ use url::Url;
 /// Sends plan requests over HTTP.
 pub struct HttpSender {
     http: reqwest::Client,
+    /// Keeps no idle connection: a retry after a stale one goes out on a new connection.
+    fresh: reqwest::Client,
     target: Arc<Target>,
     params: RequestParams,
     /// Prefix of the `X-Request-Id` header (`{run_id}-{index}`), so server logs line up.
@@ -32,9 +34,11 @@ pub struct HttpSender {
 impl HttpSender {
     pub fn new(target: Target, params: RequestParams, run_id: String) -> Result<Self, BenchError> {
         let http = http_client()?;
+        let fresh = unpooled_http_client()?;
         let url = target.url(target.api.route());
         Ok(HttpSender {
             http,
+            fresh,
             target: Arc::new(target),
             params,
             run_id,
@@ -183,16 +187,23 @@ impl HttpSender {
 
         let mut retried = false;
         let (outcome, detail) = 'run: {
-            // A pooled keep-alive connection the server has just closed (its keep-alive
-            // timeout ran out as the request went) fails before the request is read; that
-            // is the client's race, not the server's error, so it is retried once on a fresh
-            // connection and the record says so. The retry's time stays in the latency.
-            let retry = req.try_clone();
-            let mut first = step(&ctx.abort, first_deadline, req.send()).await;
+            let request = match req.build() {
+                Ok(r) => r,
+                Err(e) => break 'run (Outcome::StreamBroken, Some(error_chain(&e.without_url()))),
+            };
+            // A pooled keep-alive connection the server has just closed fails before the
+            // request is read: its keep-alive timeout ran out as the request went, or it
+            // closes every connection after a streamed answer without saying so (llama-server
+            // does), and the close was still on its way. That is the client's race, not the
+            // server's error, so the request is sent again once, on a new connection (not
+            // another pooled one, which may be closing too), and the record says so. The
+            // retry's time stays in the latency.
+            let retry = request.try_clone();
+            let mut first = step(&ctx.abort, first_deadline, self.http.execute(request)).await;
             if let (Step::Done(Err(e)), Some(again)) = (&first, retry) {
                 if stale_connection(e) {
                     retried = true;
-                    first = step(&ctx.abort, first_deadline, again.send()).await;
+                    first = step(&ctx.abort, first_deadline, self.fresh.execute(again)).await;
                 }
             }
             let resp = match first {
