@@ -256,7 +256,14 @@ fn a_stream_left_open_after_its_done_costs_a_bounded_wait_not_a_hang() {
         "{:?}",
         started.elapsed()
     );
-    all_ok(&run);
+    let mut reqs = all_ok(&run).clone();
+    reqs.sort_by_key(|r| r["sent_us"].as_u64());
+    for w in reqs.windows(2) {
+        // One worker: the next request goes once the wait is given up, ≥ 100 ms after the
+        // [DONE] that ended this one (`end_us`), so the wait is not in its time.
+        let gap = w[1]["sent_us"].as_u64().unwrap() - w[0]["end_us"].as_u64().unwrap();
+        assert!(gap >= 100_000, "{gap} µs");
+    }
     assert_eq!(seen.posts(), 4);
     assert_eq!(seen.connections(), 4, "a body never ended cannot be reused");
 }

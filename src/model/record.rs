@@ -111,7 +111,8 @@ pub struct RequestRecord {
     pub intended_us: u64,
     /// When the HTTP request was handed to the client.
     pub sent_us: u64,
-    /// When it ended, whatever the outcome.
+    /// When it ended, whatever the outcome; a stream at its `[DONE]` (the read to the body's
+    /// end after it, for the connection's sake, is not the request's time).
     pub end_us: u64,
     /// Sent a second time because the first try hit a keep-alive connection the server had
     /// just closed (before reading the request).

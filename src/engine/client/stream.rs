@@ -186,6 +186,7 @@ impl HttpSender {
         }
 
         let mut retried = false;
+        let mut done_at = None;
         let (outcome, detail) = 'run: {
             let request = match req.build() {
                 Ok(r) => r,
@@ -312,7 +313,9 @@ impl HttpSender {
                 }
                 if p.done {
                     // `[DONE]` is the last event, but not yet the body's end: read to it, so
-                    // the connection goes back to the pool (see `finish_body`).
+                    // the connection goes back to the pool (see `finish_body`). The request
+                    // ended here; the wait is not its time.
+                    done_at = Some(Instant::now());
                     finish_body(&mut stream, &ctx.abort, total_deadline).await;
                     break;
                 }
@@ -359,7 +362,9 @@ impl HttpSender {
             outcome,
             intended_us: us(ctx.intended.saturating_duration_since(ctx.run_start)),
             sent_us: us(sent.saturating_duration_since(ctx.run_start)),
-            end_us: us(Instant::now().saturating_duration_since(ctx.run_start)),
+            end_us: us(done_at
+                .unwrap_or_else(Instant::now)
+                .saturating_duration_since(ctx.run_start)),
             retried,
             queue_us: us(queue),
             send_lag_us: us(lag),
