@@ -193,6 +193,9 @@ fn a_request_on_a_connection_the_server_closed_is_sent_again_once() {
     assert_eq!(run["summary"]["counts"]["retried"], 2);
     assert_eq!(run["summary"]["counts"]["ok"], 5);
     assert_eq!(seen.posts(), 7, "5 requests + 2 resent");
+    // Requests 1, 3 and 5 opened one each, and so did the two retries; the run counts them.
+    assert_eq!(seen.connections(), 5);
+    assert_eq!(run["summary"]["counts"]["connections"], 5);
 }
 
 #[test]
@@ -242,6 +245,8 @@ fn a_stream_ended_after_its_done_keeps_its_connection_for_the_next_request() {
         "{} connections",
         seen.connections()
     );
+    let counted = run["summary"]["counts"]["connections"].as_u64().unwrap();
+    assert!((1..=2).contains(&counted), "the run counted {counted}");
 }
 
 #[test]
@@ -266,4 +271,5 @@ fn a_stream_left_open_after_its_done_costs_a_bounded_wait_not_a_hang() {
     }
     assert_eq!(seen.posts(), 4);
     assert_eq!(seen.connections(), 4, "a body never ended cannot be reused");
+    assert_eq!(run["summary"]["counts"]["connections"], 4);
 }

@@ -126,7 +126,8 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         wall: std::time::Duration::ZERO,
     };
     let s = &first.scenario;
-    let (summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
+    let (mut summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
+    summary.counts.connections = runs.iter().map(|r| r.summary.counts.connections).sum();
     Ok(RunResult {
         run_id: format!("merged-{}", first.run_id),
         started_at: t0,

@@ -40,6 +40,10 @@ pub struct Counts {
     /// server before it read the first try.
     #[serde(default)]
     pub retried: u64,
+    /// Connections the load client opened, retries' included: about one a worker where the
+    /// server keeps them alive, one a request where it closes them. Absent before 2026-12-03.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
     /// Successful measured requests whose stream opened with data chunks carrying no text (a
     /// role-only chat delta): TTFT is timed at the first chunk with text, not at these.
     #[serde(default, skip_serializing_if = "Option::is_none")]

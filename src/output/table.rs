@@ -44,6 +44,9 @@ pub fn render(run: &RunResult) -> String {
             c.retried
         );
     }
+    if let Some(n) = c.connections {
+        let _ = write!(line, "; {n} connections opened");
+    }
     if c.not_sent > 0 {
         let _ = write!(line, "; {} planned but not sent", c.not_sent);
     }

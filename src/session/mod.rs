@@ -132,13 +132,20 @@ impl Session {
             !spec.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
         let mut progress = Progress::new(show, plan.planned());
         let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
-        let data = runner::run(sender, &plan, spec.grace, stop, spec.keep_records, |r| {
-            progress.record(r);
-            acc.add(r);
-            if let Some(w) = &mut csv {
-                w.write(r);
-            }
-        })
+        let data = runner::run(
+            sender.clone(),
+            &plan,
+            spec.grace,
+            stop,
+            spec.keep_records,
+            |r| {
+                progress.record(r);
+                acc.add(r);
+                if let Some(w) = &mut csv {
+                    w.write(r);
+                }
+            },
+        )
         .await?;
         progress.finish();
         if let Some(w) = csv {
@@ -148,7 +155,8 @@ impl Session {
         let env = environment::after(env, cpu);
         let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
-        let (summary, hists) = acc.finish(RunCounts::of(&data));
+        let (mut summary, hists) = acc.finish(RunCounts::of(&data));
+        summary.counts.connections = Some(sender.connections_opened());
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),

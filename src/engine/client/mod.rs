@@ -24,21 +24,77 @@ pub use target::{normalize_base, Target};
 
 use crate::error::BenchError;
 use crate::model::wire::ModelList;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The reqwest client used for load: no pool limit, no proxy, HTTP/1.1, TCP_NODELAY.
 pub fn http_client() -> Result<reqwest::Client, BenchError> {
-    client_keeping(usize::MAX)
+    client_keeping(usize::MAX, None)
 }
 
-/// The same client keeping no idle connection: each request on a new one.
-pub fn unpooled_http_client() -> Result<reqwest::Client, BenchError> {
-    client_keeping(0)
+/// Counts the connections a client opens (each call of its connector: every attempt, TLS
+/// ones included), so a run can say how many its requests took.
+#[derive(Clone, Default)]
+pub struct ConnectCounter(Arc<AtomicU64>);
+
+impl ConnectCounter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
-fn client_keeping(idle_per_host: usize) -> Result<reqwest::Client, BenchError> {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(idle_per_host)
+impl<S> tower_layer::Layer<S> for ConnectCounter {
+    type Service = Counted<S>;
+    fn layer(&self, inner: S) -> Counted<S> {
+        Counted {
+            inner,
+            n: self.0.clone(),
+        }
+    }
+}
+
+/// A connector that counts its calls.
+#[derive(Clone)]
+pub struct Counted<S> {
+    inner: S,
+    n: Arc<AtomicU64>,
+}
+
+impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+    fn call(&mut self, req: R) -> S::Future {
+        self.n.fetch_add(1, Ordering::Relaxed);
+        self.inner.call(req)
+    }
+}
+
+/// The load client counting its connections into `counter`; `pooled` false: it keeps no
+/// idle connection, so each request goes out on a new one.
+pub fn counted_http_client(
+    counter: &ConnectCounter,
+    pooled: bool,
+) -> Result<reqwest::Client, BenchError> {
+    client_keeping(if pooled { usize::MAX } else { 0 }, Some(counter))
+}
+
+fn client_keeping(
+    idle_per_host: usize,
+    counter: Option<&ConnectCounter>,
+) -> Result<reqwest::Client, BenchError> {
+    let mut b = reqwest::Client::builder();
+    if let Some(c) = counter {
+        b = b.connector_layer(c.clone());
+    }
+    b.pool_max_idle_per_host(idle_per_host)
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
         .no_proxy()

@@ -4,7 +4,7 @@
 
 use super::openai::{interpret_into, request_body, truncate};
 use super::sse::{SseDecoder, SseEvent, MAX_EVENT_BYTES};
-use super::{error_chain, http_client, unpooled_http_client, Target};
+use super::{counted_http_client, error_chain, ConnectCounter, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
 use crate::model::record::{Outcome, RequestRecord};
@@ -24,6 +24,8 @@ pub struct HttpSender {
     http: reqwest::Client,
     /// Keeps no idle connection: a retry after a stale one goes out on a new connection.
     fresh: reqwest::Client,
+    /// Connections both clients opened.
+    connections: ConnectCounter,
     target: Arc<Target>,
     params: RequestParams,
     /// Prefix of the `X-Request-Id` header (`{run_id}-{index}`), so server logs line up.
@@ -32,13 +34,20 @@ pub struct HttpSender {
 }
 
 impl HttpSender {
+    /// Connections opened so far for this sender's requests (retries included).
+    pub fn connections_opened(&self) -> u64 {
+        self.connections.get()
+    }
+
     pub fn new(target: Target, params: RequestParams, run_id: String) -> Result<Self, BenchError> {
-        let http = http_client()?;
-        let fresh = unpooled_http_client()?;
+        let connections = ConnectCounter::default();
+        let http = counted_http_client(&connections, true)?;
+        let fresh = counted_http_client(&connections, false)?;
         let url = target.url(target.api.route());
         Ok(HttpSender {
             http,
             fresh,
+            connections,
             target: Arc::new(target),
             params,
             run_id,

@@ -230,6 +230,7 @@ impl Accumulator {
                 p.saturating_sub(self.records.saturating_add(skipped))
             }),
             retried: self.retried,
+            connections: None,
             textless_first_chunk: textless.quantile(0.5).map(|p50| TextlessFirst {
                 requests: textless.len() as u64,
                 gap_p50_ms: p50 / 1000.0,
