@@ -87,9 +87,9 @@ pub const BODY_END_GRACE: Duration = Duration::from_millis(100);
 /// Reads a stream after its `[DONE]` to the body's end, discarding what comes, for at most
 /// [`BODY_END_GRACE`] (and never past `deadline` or an abort). hyper returns a connection to
 /// the pool only when its response body was read to the end; dropped one segment short, the
-/// connection is closed and the next request opens a new one — on llama-server that was every
-/// request, each paying a TCP (and, to a remote endpoint, TLS) handshake inside its TTFT and
-/// churning the server's accept path. Timing is unaffected: the request's times were taken.
+/// connection is closed and the next request opens a new one, paying a TCP (and, to a remote
+/// endpoint, TLS) handshake inside its TTFT — against vLLM, 67–86 connections for 201
+/// requests, 6 with this read. Timing is unaffected: the request's times were taken.
 async fn finish_body<S, B, E>(stream: &mut S, abort: &CancellationToken, deadline: Instant)
 where
     S: futures_util::Stream<Item = Result<B, E>> + Unpin,
