@@ -82,7 +82,7 @@ async fn step<T>(
 /// is given up. A server writes the end right after `[DONE]` (HTTP/1.1 chunked: the empty
 /// last chunk, often a TCP segment of its own), so this is a bound for one that keeps the
 /// stream open, not a wait a well-behaved server causes.
-pub const BODY_END_GRACE: Duration = Duration::from_millis(100);
+const BODY_END_GRACE: Duration = Duration::from_millis(100);
 
 /// Reads a stream after its `[DONE]` to the body's end, discarding what comes, for at most
 /// [`BODY_END_GRACE`] (and never past `deadline` or an abort). hyper returns a connection to
@@ -324,7 +324,7 @@ impl HttpSender {
                     // `[DONE]` is the last event, but not yet the body's end: read to it, so
                     // the connection goes back to the pool (see `finish_body`). The request
                     // ended here; the wait is not its time.
-                    done_at = Some(Instant::now());
+                    done_at = Some(at);
                     finish_body(&mut stream, &ctx.abort, total_deadline).await;
                     break;
                 }
