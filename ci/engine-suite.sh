@@ -62,8 +62,13 @@ check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 # candidate; the gate must call TTFT improved and TPOT unchanged. At α = 0.001 like the A/A
 # above: a CI check must not fail on a noisy side metric by design. (--interleave would put
 # drift on both arms too, at ≈ 60 s of cache-off control runs; the A/A above already shows it.)
+# Three baseline runs, not two: at α = 0.001 over 5 metrics the one-sided t quantile is 17.6
+# at 3 degrees of freedom (2 + 3 runs) and 10.9 at 4; the cached candidate's runs differ by up
+# to 40 % (ln 102 → 152 ms), and one CI run's −95.8 % TTFT drew a critical of 3.55 against an
+# effect of 3.18 — inconclusive, with 2 baseline runs, once the pooled p50's noise came from
+# drawing whole runs again (2026-12-04).
 E="--endpoint http://127.0.0.1:$port/v1 --calibrate"
-"$BENCH" baseline scenarios/llama-prefix.toml $E --var cache_prompt=false --repeat 2 --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
+"$BENCH" baseline scenarios/llama-prefix.toml $E --var cache_prompt=false --repeat 3 --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
 check "prompt cache: baseline recorded" "[ $? -eq 0 ]"
 "$BENCH" compare scenarios/llama-prefix.toml $E --var cache_prompt=true --alpha 0.001 --baselines "$work/baselines" --out "$work/cand" --record "$work/record.csv" >"$work/cmp.txt" 2>&1
 rc=$?; cat "$work/cmp.txt"

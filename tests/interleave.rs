@@ -110,7 +110,7 @@ fn interleaved_arms_alternate_and_judge_the_change() {
     // Two blocks are too few to judge in pairs: two samples of runs, and the method says so.
     assert!(c.get("paired_blocks").is_none());
     assert!(
-        stdout.contains("SE from the spread of both arms' runs"),
+        stdout.contains("SE from drawing each arm's runs again"),
         "{stdout}"
     );
     assert_eq!(c["change"], "bw_eff: 0.8 → 0.4");

@@ -118,8 +118,8 @@ pub fn table(c: &Comparison) -> String {
 
 fn method(c: &Comparison) -> String {
     let noise = match c.paired_blocks {
-        Some(k) => format!("SE from the {k} ABBA blocks in pairs: s/√{k} of each block's candidate − control run difference (what a block's two runs share, drift or a neighbour's load, cancels), never below the runs' sampling noise, with {} degrees of freedom (blocks − 1); a quantile each run has too few values to bound (p95: 72) from the spread of both arms' runs, Σ(runs − 1) df; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t", k - 1),
-        None => "SE from the spread of both arms' runs (the run is the unit) plus each run's sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree beyond their sampling noise".into(),
+        Some(k) => format!("SE from the {k} ABBA blocks in pairs — a latency: the blocks drawn again with replacement, each with its control and candidate run, so what a block's two runs share (drift, a neighbour's load) cancels; a rate: s/√{k} of the blocks' differences — never below the pooled requests' sampling noise, with {} degrees of freedom (blocks − 1); a quantile each run has too few values to bound (p95: 72) as two samples of runs, Σ(runs − 1) df; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t", k - 1),
+        None => "SE from drawing each arm's runs again with replacement (the run is the unit; a rate: the runs' spread), never below the pooled requests' sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree".into(),
     };
     format!(
         "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor); interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher, Clopper–Pearson).",

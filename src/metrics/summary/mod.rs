@@ -138,13 +138,13 @@ fn in_turns(r: &RequestRecord, turns: Option<Turns>) -> bool {
 }
 
 /// A stored run's values of a per-request latency `m` (not ITL) at HDR resolution, in the
-/// order the requests were planned — what a block bootstrap needs.
+/// order the requests were planned — what `verdict::mode` reads a run's split from.
 pub fn ordered(run: &RunResult, m: Latency) -> Vec<f64> {
     ordered_in(run, m, None)
 }
 
 /// [`ordered`] over some turns of a conversation run.
-pub fn ordered_in(run: &RunResult, m: Latency, turns: Option<Turns>) -> Vec<f64> {
+fn ordered_in(run: &RunResult, m: Latency, turns: Option<Turns>) -> Vec<f64> {
     let h = new_histogram();
     let mut rs: Vec<&RequestRecord> = run
         .requests

@@ -1,18 +1,18 @@
 //! Step one of the gate: for each metric, the baseline and candidate values, the effect
 //! (signed so that positive is worse), its standard error and the degrees of freedom behind
-//! it — from both arms' runs, as [`crate::verdict::stats`] describes: two samples of runs, or,
-//! when the runs were interleaved in enough ABBA blocks, the blocks' paired differences. One
-//! function per kind of metric.
+//! it — from both arms' runs, as [`crate::verdict::stats`] describes: two samples of runs
+//! drawn again, or, when the runs were interleaved in enough ABBA blocks, the blocks drawn
+//! again in pairs. One function per kind of metric.
 
 use super::{min_n_for_quantile, P99_MIN_N};
 use crate::config::thresholds::GateConfig;
 use crate::metrics::quantile::Sample;
-use crate::metrics::summary::{ordered_in, sample_in};
+use crate::metrics::summary::sample_in;
 use crate::model::metric::{Latency, Metric, Quantile, Turns};
 use crate::model::result::RunResult;
-use crate::model::scenario::LoadMode;
-use crate::verdict::stats::bootstrap::{block_length, se_blocks, se_one};
+use crate::verdict::stats::bootstrap::se_two;
 use crate::verdict::stats::exact::{clopper_pearson, fisher_greater};
+use crate::verdict::stats::runs::{arm_var, paired_var, Runs};
 use crate::verdict::stats::{mann_whitney_p, sd};
 
 /// What was measured for one metric, before any decision. Values are in the metric's unit.
@@ -42,12 +42,13 @@ pub struct Estimate {
     pub noise: Option<Noise>,
 }
 
-/// The noise of a run-level estimate, on the effect's scale.
+/// The noise of a run-level estimate, on the effect's scale, per run: the variance of the
+/// effect is about (between + within)·(1/R + 1/K) for R and K runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Noise {
-    /// Run-to-run variance (τ̂², or s² for a rate).
+    /// What the runs' states add (for a rate: the runs' whole spread s²).
     pub between: f64,
-    /// Within-run variance of one run's estimate (0 for a rate: it is in `between`).
+    /// The sampling of the requests (0 for a rate: it is in `between`).
     pub within: f64,
     /// Judged in pairs: the variance of one block's difference (candidate − control run),
     /// which holds both runs' states and sampling noise but not what the block shared.
@@ -136,15 +137,13 @@ pub fn estimate(arms: Arms, metric: Metric, cfg: &GateConfig) -> Estimated {
     }
 }
 
-/// The paired estimate from each block's difference `d` (candidate − control, on the effect's
-/// scale, positive = worse): SE = s_d/√k with k − 1 degrees of freedom, never below the
-/// sampling noise `sampling` (the variance of one block's difference that the runs' own
-/// sampling alone gives), which agreeing blocks would otherwise hide. `None` below 2 blocks.
-fn paired_se(d: &[f64], sampling: f64) -> Option<(f64, f64, f64)> {
+/// The paired estimate of a rate from each block's difference `d` (candidate − control, on
+/// the effect's scale, positive = worse): SE = s_d/√k with k − 1 degrees of freedom, and the
+/// variance of one block's difference. `None` below 2 blocks.
+fn paired_se(d: &[f64]) -> Option<(f64, f64, f64)> {
     let s = sd(d)?;
     let k = d.len() as f64;
-    let v = s * s;
-    Some(((v.max(sampling) / k).sqrt(), k - 1.0, v))
+    Some((s / k.sqrt(), k - 1.0, s * s))
 }
 
 fn hash_seed(key: &str, seed: u64) -> u64 {
@@ -166,55 +165,25 @@ fn pooled_spread(arms: &[&[f64]]) -> (f64, usize) {
         })
 }
 
-/// One run's values of a latency, and the sampling variance of its ln q_p.
-struct RunEstimate {
-    sample: Sample,
-    /// ln q_p of the run, when it has one.
-    log_q: Option<f64>,
-    /// Within-run variance of `log_q`.
-    within: f64,
+/// One run's share of the variance of its arm's pooled ln q_p, pooled over both arms with
+/// their degrees of freedom (each arm's run bootstrap × its runs, i.e. s² of a mean of runs),
+/// so a state seen in either arm widens the interval and a one-run arm borrows the other's.
+/// `None` when neither arm has two runs.
+fn per_run_var(arms: [&Runs; 2], p: f64, cfg: &GateConfig, seed: u64) -> Option<(f64, usize)> {
+    let (sum, df) = arms
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let v = arm_var(a, p, cfg.replicates, seed.wrapping_add(i as u64))?;
+            Some((v * a.len() as f64 * (a.len() - 1) as f64, a.len() - 1))
+        })
+        .fold((0.0, 0), |(s, d), (v, k)| (s + v, d + k));
+    (df > 0).then(|| (sum / df as f64, df))
 }
 
-/// Closed-loop workers of a run: 2 or more couple their requests in time.
-fn coupled_workers(run: &RunResult) -> Option<u32> {
-    match run.scenario.load.mode {
-        LoadMode::Closed { concurrency } if concurrency >= 2 => Some(concurrency),
-        _ => None,
-    }
-}
-
-fn run_estimate(
-    run: &RunResult,
-    (l, turns): (Latency, Option<Turns>),
-    p: f64,
-    cfg: &GateConfig,
-    seed: u64,
-) -> RunEstimate {
-    let sample = sample_in(run, l, turns);
-    let log_q = sample.quantile(p).filter(|q| *q > 0.0).map(f64::ln);
-    // A run without records (over --keep-records) has no order to cut blocks from: its
-    // requests are resampled one by one (see the stats module header for why that is safe).
-    let se = match coupled_workers(run) {
-        Some(w) if sample.len() >= 2 && run.requests_omitted == 0 => {
-            let values = ordered_in(run, l, turns);
-            se_blocks(
-                &values,
-                p,
-                block_length(values.len(), w),
-                cfg.replicates,
-                seed,
-            )
-        }
-        _ => se_one(&sample, p, cfg.replicates, seed),
-    };
-    RunEstimate {
-        sample,
-        log_q,
-        within: if se.is_finite() { se * se } else { 0.0 },
-    }
-}
-
-/// A latency quantile: the pooled quantile of each arm; noise from the runs (random effects).
+/// A latency quantile: the pooled quantile of each arm; its noise from drawing the arms'
+/// runs again ([`crate::verdict::stats::runs`]) — in pairs, whole blocks — never below the
+/// sampling noise of the pooled requests.
 fn latency(
     arms: Arms,
     l: Latency,
@@ -229,16 +198,16 @@ fn latency(
         None => Metric::Latency(l, q),
     };
     let seed = hash_seed(&metric.key(), cfg.seed);
-    let arm = |runs: &[RunResult]| -> Vec<RunEstimate> {
-        runs.iter()
-            .enumerate()
-            .map(|(i, r)| run_estimate(r, (l, turns), p, cfg, seed.wrapping_add(i as u64)))
-            .collect()
+    let samples = |runs: &[RunResult]| -> Vec<Sample> {
+        runs.iter().map(|r| sample_in(r, l, turns)).collect()
     };
-    let (b, c) = (arm(base), arm(cand));
-    let pool =
-        |runs: &[RunEstimate]| Sample::merged(&runs.iter().map(|r| &r.sample).collect::<Vec<_>>());
-    let (pb, pc) = (pool(&b), pool(&c));
+    let (sb, sc) = (samples(base), samples(cand));
+    // The runs that measured anything: a run without a value is no draw of this metric.
+    let measured =
+        |s: &[Sample]| Runs::new(&s.iter().filter(|s| !s.is_empty()).collect::<Vec<_>>());
+    let (rb, rc) = (measured(&sb), measured(&sc));
+    let pool = |s: &[Sample]| Sample::merged(&s.iter().collect::<Vec<_>>());
+    let (pb, pc) = (pool(&sb), pool(&sc));
     let (nb, nc) = (pb.len(), pc.len());
     if nb < 2 || nc < 2 {
         return Estimated::NoData {
@@ -252,46 +221,31 @@ fn latency(
     } else {
         0.0
     };
-    // Runs that have a quantile, per arm.
-    let logs = |runs: &[RunEstimate]| runs.iter().filter_map(|r| r.log_q).collect::<Vec<_>>();
-    let (xb, xc) = (logs(&b), logs(&c));
-    let within = |runs: &[RunEstimate]| {
-        runs.iter().map(|r| r.within).sum::<f64>() / runs.len().max(1) as f64
-    };
-    let (wb, wc) = (within(&b), within(&c));
-    let (ss, df_runs) = pooled_spread(&[&xb, &xc]);
-    let (rb, rc) = (xb.len().max(1) as f64, xc.len().max(1) as f64);
-    let w_all = (wb * rb + wc * rc) / (rb + rc);
-    let tau2 = if df_runs > 0 {
-        (ss / df_runs as f64 - w_all).max(0.0)
-    } else {
-        0.0
-    };
-    let known = wb / rb + wc / rc;
-    let between = tau2 * (1.0 / rb + 1.0 / rc);
-    // Judged in pairs when every block's two runs have the quantile, each from enough values
-    // to bound it distribution-free. A p95 of 8 or 40 values is a run's top one or two: the
-    // mean of their differences is not what the pooled p95's effect measures (the pooled tail
-    // comes from the slowest runs), and paired that way a busy 12-block A/A of 8-request runs
-    // false-failed a p95 in 2 of 10 rounds; as two samples, in none.
+    // Requests drawn one by one from the pooled arms: the least noise the effect can carry.
+    let sampling = se_two(&pb, &pc, p, cfg.replicates, seed ^ 0x5a).powi(2);
+    let runs_factor = 1.0 / rb.len().max(1) as f64 + 1.0 / rc.len().max(1) as f64;
+    let spread = per_run_var([&rb, &rc], p, cfg, seed);
+    // Judged in pairs when every block's two runs have enough values to bound the quantile
+    // distribution-free. A p95 of 8 or 40 values is a run's top one or two; paired as the
+    // mean of the runs' own p95 differences (the method before 2026-12-04) a busy 12-block
+    // A/A of 8-request runs false-failed a p95 in 2 of 10 rounds, and the rule is kept as
+    // it was validated: such quantiles are judged as two samples of runs.
     let min_n = min_n_for_quantile(p, cfg.alpha);
     let paired = arms.pairs.and_then(|pairs| {
-        let d: Option<Vec<f64>> = pairs
+        let enough = pairs
             .iter()
-            .map(|&(i, j)| {
-                let enough = b[i].sample.len().min(c[j].sample.len()) >= min_n;
-                Some(c[j].log_q.filter(|_| enough)? - b[i].log_q?)
-            })
-            .collect();
-        paired_se(&d?, wb + wc)
+            .all(|&(i, j)| sb[i].len().min(sc[j].len()) >= min_n);
+        let all = |s: &[Sample]| Runs::new(&s.iter().collect::<Vec<_>>());
+        let v =
+            paired_var(&all(&sb), &all(&sc), pairs, p, cfg.replicates, seed).filter(|_| enough)?;
+        Some((v, pairs.len()))
     });
-    let (se, df) = match paired {
-        Some((se, df, _)) => (se, Some(df)),
-        None => (
-            (known + between).sqrt(),
-            (df_runs > 0).then_some(df_runs as f64),
-        ),
+    let (var, df) = match (paired, spread) {
+        (Some((v, k)), _) => (v, Some(k as f64 - 1.0)),
+        (None, Some((v1, df))) => (v1 * runs_factor, Some(df as f64)),
+        (None, None) => (sampling, None),
     };
+    let se = var.max(sampling).sqrt();
     let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
         Some(format!(
             "not gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"
@@ -303,14 +257,17 @@ fn latency(
     } else {
         None
     };
+    // The noise per run (per block in pairs), for saying what would resolve an inconclusive:
+    // `within` is the pooled requests' sampling share, `between` what the runs add to it.
+    let within = sampling / runs_factor;
     Estimated::Measured(Box::new(Estimate {
         baseline: qa / 1000.0,
         candidate: qb / 1000.0,
         delta: percent_change(qa, qb),
         effect,
         se,
-        // Student's t with the runs' own degrees of freedom, also when τ̂² is 0: three runs
-        // that happen to agree are weak evidence that runs never differ, and the normal
+        // Student's t with the runs' own degrees of freedom, also when the runs agree: three
+        // runs that happen to agree are weak evidence that runs never differ, and the normal
         // quantile Welch–Satterthwaite gives then made a quiet A/A of 3 × 40 llama-server
         // requests false-fail on its p95 (Hartung–Knapp; the SE stays ≥ the sampling part).
         // In pairs: k − 1 for k blocks.
@@ -320,14 +277,14 @@ fn latency(
         runs: (base.len(), cand.len()),
         mann_whitney_p: mann_whitney_p(&pb, &pc),
         not_gated,
-        unjudgeable: (df_runs == 0).then(|| {
+        unjudgeable: spread.is_none().then(|| {
             "one run a side shows no run-to-run variation, which within-run noise cannot stand in for; repeat both arms (bench baseline --repeat 3, bench compare --repeat 3)".to_string()
         }),
         counts: None,
         noise: Some(Noise {
-            between: tau2,
-            within: w_all,
-            blocks: paired.map(|p| p.2),
+            between: spread.map_or(0.0, |(v1, _)| (v1 - within).max(0.0)),
+            within,
+            blocks: paired.map(|(v, k)| v * k as f64),
         }),
     }))
 }
@@ -380,7 +337,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
             .iter()
             .map(|&(i, j)| Some(log_of(&base[i])? - log_of(&cand[j])?))
             .collect();
-        paired_se(&d?, 0.0)
+        paired_se(&d?)
     });
     let (se, df) = if let Some((se, df, _)) = paired {
         (se, Some(df))

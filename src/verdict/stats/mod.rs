@@ -12,42 +12,53 @@
 //! composition, cache warmth, CPU frequency, a busy neighbour — so one run's requests are not
 //! independent draws, and their number says nothing about how different the next run will be.
 //! Both arms are therefore sets of runs: the baseline's repetitions, and the candidate's
-//! (`bench compare --repeat K`, or the control and candidate runs of `--interleave`). Each run
-//! j gives x_j = ln q_p(run j) with a within-run sampling variance w_j ([`bootstrap`]). The
-//! model is random effects: x_j = μ_arm + e_j + ε_j, Var e_j = τ² (the run-level state),
-//! Var ε_j = w_j (sampling within the run). τ² is estimated from the spread of the runs inside
-//! each arm, pooled over both arms — s² = Σ_arm Σ_j (x_j − x̄_arm)² / Σ_arm (n_arm − 1),
-//! τ̂² = max(0, s² − w̄) — so a state that appears in *either* arm widens the interval, and a
-//! candidate of one run no longer borrows all its run-to-run noise from baselines that
-//! happened not to flip. The variance of d is Σ_arm (τ̂² + w̄_arm) / n_arm: the requests per
-//! run only sharpen each run's estimate (w), the runs carry τ². The critical value is
-//! Student's t with Σ_arm (n_arm − 1) degrees of freedom, the runs' own, also when τ̂² is 0
-//! (Hartung–Knapp for few runs: with 3 runs a side, agreeing runs are weak evidence that runs
-//! never differ; Welch–Satterthwaite's df, which then grows without bound and gives the normal
-//! quantile, let a quiet llama-server A/A of 3 × 40 requests false-fail on its p95, effect
-//! 0.174 against a critical 0.158 at 128 df). With one run a side
-//! there is no run-to-run information at all, and a latency is not judged (inconclusive,
-//! saying so) rather than judged on within-run noise alone.
+//! (`bench compare --repeat K`, or the control and candidate runs of `--interleave`). The
+//! noise of d is what d would do if the runs were recorded again: each arm's runs are drawn
+//! again with replacement and the pooled quantile of what was drawn is taken ([`runs`], a
+//! cluster bootstrap: it keeps the states runs settle into and whatever couples the requests
+//! inside a run, since whole runs travel together). Each arm's bootstrap variance, scaled by
+//! r/(r − 1) for r runs, is r·v_arm = s²_arm, one run's share; the two are pooled over both
+//! arms with their r − 1 degrees of freedom — so a state seen in *either* arm widens the
+//! interval, and a candidate of one run borrows the baseline's run-to-run spread instead of
+//! showing none — and Var d = s²_pooled·(1/R + 1/K), never below the sampling noise of the
+//! pooled requests drawn one by one ([`bootstrap`]). The critical value is Student's t with
+//! Σ_arm (runs − 1) degrees of freedom, the runs' own, also when the runs agree (Hartung–Knapp
+//! for few runs: with 3 runs a side, agreeing runs are weak evidence that runs never differ;
+//! Welch–Satterthwaite's df, which then grows without bound and gives the normal quantile, let
+//! a quiet llama-server A/A of 3 × 40 requests false-fail on its p95, effect 0.174 against a
+//! critical 0.158 at 128 df). With one run a side there is no run-to-run information at all,
+//! and a latency is not judged (inconclusive, saying so) rather than judged on within-run
+//! noise alone.
+//!
+//! Until 2026-12-04 the noise was a random-effects model of the runs' *own* quantiles (the
+//! spread of each run's ln q_p, less its within-run bootstrap variance). A pooled quantile is
+//! not the mean of the runs' quantiles, and where runs lock into two states the two part
+//! ways: a p95 inside the slower state's values barely moves with how many runs flipped while
+//! each run's own p95 jumps between the states (SE 13× the real spread of the effect in the
+//! two-state test, so always inconclusive), and a p50 the mix moves across the gap moves
+//! *more* than the runs' p50s (SE 0.6×: over-confident). Drawing runs follows the statistic
+//! that is judged: 1.1–1.4× there (`a_pooled_quantile_of_two_state_runs_gets_the_noise_it_really_has`).
 //!
 //! **Interleaved runs are judged in pairs.** When the arms' runs alternate in time in ABBA
 //! blocks (`bench compare --interleave`; any runs whose start times pair up that way) and
-//! there are at least `PAIRED_MIN_BLOCKS` (6) blocks, the noise is that of the blocks'
-//! differences instead: d_b = x_candidate,b − x_control,b for each block b, SE = s_d/√k with
-//! k − 1 degrees of freedom (a paired t-test on run-level estimates), never below the
-//! sampling noise √((w̄_control + w̄_candidate)/k). What a block's two runs share — drift, a
-//! neighbour's load, a slow minute — cancels in d_b, where the two-sample model counts it
-//! twice as run-to-run spread. The effect stays that of the pooled quantiles. A quantile that
-//! each run has too few values to bound distribution-free (a p95 under 72 requests a run) is
-//! not paired: its per-run values are the runs' top one or two, the mean of their differences
-//! is not what the pooled quantile measures, and paired that way a busy 12-block A/A of
-//! 8-request runs false-failed a p95 in 2 of 10 rounds (as two samples: none). Below 6 blocks
-//! the halved degrees of freedom cost more than pairing typically saves (the one-sided t
-//! quantile at α/m = 0.01 is 6.96 at 2 df against 3.75 at 4), so the two-sample model
-//! judges; the rule is fixed in advance, not chosen by which interval is narrower.
+//! there are at least `PAIRED_MIN_BLOCKS` (6) blocks, whole *blocks* are drawn again — each
+//! with its control and its candidate run — and Var d is the variance of d over those draws,
+//! scaled by k/(k − 1), with k − 1 degrees of freedom, never below the pooled requests'
+//! sampling noise. What a block's two runs share — drift, a neighbour's load, a slow minute —
+//! stays shared in every draw and cancels in d, where the two-sample model counts it twice as
+//! run-to-run spread. A quantile that each run has too few values to bound distribution-free
+//! (a p95 under 72 requests a run) is judged as two samples of runs: under the earlier
+//! per-run model the mean of such runs' p95 differences false-failed a p95 in 2 of 10 busy
+//! 12-block A/A rounds of 8-request runs (as two samples: none), and the rule stays as it was
+//! validated. Below 6 blocks the halved degrees of freedom cost more than pairing typically
+//! saves (the one-sided t quantile at α/m = 0.01 is 6.96 at 2 df against 3.75 at 4), so the
+//! two-sample model judges; the rule is fixed in advance, not chosen by which interval is
+//! narrower.
 //!
-//! **Rates** (throughput, goodput: one figure a run) use the same pooled run-level variance
-//! directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom (in pairs, the blocks' differences
-//! as above); with one run a side, counting noise (≈ 1/√completions) stands in.
+//! **Rates** (throughput, goodput: one figure a run, judged as the geometric mean of the runs)
+//! use the runs' pooled spread directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom, which
+//! is exact for a mean of runs (in pairs: s_d/√k of the blocks' differences, k − 1 df); with
+//! one run a side, counting noise (≈ 1/√completions) stands in.
 //!
 //! **Error rate** is judged exactly ([`exact`]): a regression needs the increase beyond the
 //! threshold *and* Fisher's exact one-sided p below the Bonferroni level; "no change" needs
@@ -59,6 +70,7 @@
 
 pub mod bootstrap;
 pub mod exact;
+pub mod runs;
 
 use crate::metrics::quantile::Sample;
 use statrs::distribution::{ContinuousCDF, Normal};
