@@ -235,9 +235,11 @@ fn latency(
         let enough = pairs
             .iter()
             .all(|&(i, j)| sb[i].len().min(sc[j].len()) >= min_n);
+        if !enough {
+            return None;
+        }
         let all = |s: &[Sample]| Runs::new(&s.iter().collect::<Vec<_>>());
-        let v =
-            paired_var(&all(&sb), &all(&sc), pairs, p, cfg.replicates, seed).filter(|_| enough)?;
+        let v = paired_var(&all(&sb), &all(&sc), pairs, p, cfg.replicates, seed)?;
         Some((v, pairs.len()))
     });
     let (var, df) = match (paired, spread) {

@@ -200,9 +200,10 @@ pub(crate) fn phased_run(out_of_phase: bool, rng: &mut ChaCha8Rng) -> RunResult 
     crate::testkit::run_of(records, s, 2)
 }
 
-fn p50_cfg(seed: u64) -> GateConfig {
+/// `keys` gated at 10 %, α = 0.05, 400 replicates.
+fn ten_percent_cfg(keys: &[&str], seed: u64) -> GateConfig {
     GateConfig {
-        thresholds: ["ttft.p50", "tpot.p50", "e2e.p50"]
+        thresholds: keys
             .iter()
             .map(|k| parse_threshold(k, "10%").unwrap())
             .collect(),
@@ -210,6 +211,10 @@ fn p50_cfg(seed: u64) -> GateConfig {
         replicates: 400,
         seed,
     }
+}
+
+fn p50_cfg(seed: u64) -> GateConfig {
+    ten_percent_cfg(&["ttft.p50", "tpot.p50", "e2e.p50"], seed)
 }
 
 /// A/A rounds on the two-state closed loop: every run of either arm is out of phase with
@@ -289,15 +294,7 @@ fn a_pooled_quantile_of_two_state_runs_gets_the_noise_it_really_has() {
     // fixed (printed below).
     let rounds = 120u64;
     let keys = ["ttft.p50", "tpot.p50", "ttft.p95", "tpot.p95"];
-    let cfg = |seed| GateConfig {
-        thresholds: keys
-            .iter()
-            .map(|k| parse_threshold(k, "10%").unwrap())
-            .collect(),
-        alpha: 0.05,
-        replicates: 400,
-        seed,
-    };
+    let cfg = |seed| ten_percent_cfg(&keys, seed);
     let (mut effects, mut ses, mut old) = (vec![vec![]; 4], vec![vec![]; 4], vec![vec![]; 4]);
     let (mut alarms, mut inconclusive) = (0, [0; 4]);
     for i in 0..rounds {
