@@ -224,7 +224,6 @@ fn latency(
     // Requests drawn one by one from the pooled arms: the least noise the effect can carry.
     let sampling = se_two(&pb, &pc, p, cfg.replicates, seed ^ 0x5a).powi(2);
     let runs_factor = 1.0 / rb.len().max(1) as f64 + 1.0 / rc.len().max(1) as f64;
-    let spread = per_run_var([&rb, &rc], p, cfg, seed);
     // Judged in pairs when every block's two runs have enough values to bound the quantile
     // distribution-free. A p95 of 8 or 40 values is a run's top one or two; paired as the
     // mean of the runs' own p95 differences (the method before 2026-12-04) a busy 12-block
@@ -238,10 +237,15 @@ fn latency(
         if !enough {
             return None;
         }
-        let all = |s: &[Sample]| Runs::new(&s.iter().collect::<Vec<_>>());
-        let v = paired_var(&all(&sb), &all(&sc), pairs, p, cfg.replicates, seed)?;
+        // Every run is in a block and has values, so `rb` and `rc` hold them all, in order.
+        let v = paired_var(&rb, &rc, pairs, p, cfg.replicates, seed)?;
         Some((v, pairs.len()))
     });
+    // The two-sample spread is only needed when the blocks do not judge.
+    let spread = match paired {
+        Some(_) => None,
+        None => per_run_var([&rb, &rc], p, cfg, seed),
+    };
     let (var, df) = match (paired, spread) {
         (Some((v, k)), _) => (v, Some(k as f64 - 1.0)),
         (None, Some((v1, df))) => (v1 * runs_factor, Some(df as f64)),
@@ -279,7 +283,7 @@ fn latency(
         runs: (base.len(), cand.len()),
         mann_whitney_p: mann_whitney_p(&pb, &pc),
         not_gated,
-        unjudgeable: spread.is_none().then(|| {
+        unjudgeable: (paired.is_none() && spread.is_none()).then(|| {
             "one run a side shows no run-to-run variation, which within-run noise cannot stand in for; repeat both arms (bench baseline --repeat 3, bench compare --repeat 3)".to_string()
         }),
         counts: None,
