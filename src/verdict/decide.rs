@@ -8,16 +8,23 @@
 //!
 //! * **regressed** — effect > max(c, f): beyond the threshold *and* beyond noise;
 //! * **improved** — −effect > max(c, f);
-//! * **inconclusive** — neither, and c > f: noise is larger than the threshold, so a change of
-//!   the threshold's size could not have been seen; the run is too small;
-//! * **no change** — neither, and c ≤ f.
+//! * **no change** — neither, and either c ≤ f (a change of the threshold's size would have
+//!   been seen) or effect + c ≤ f: the one-sided upper bound of how much worse the candidate
+//!   is stays inside the threshold, so a regression of the threshold's size is excluded at
+//!   α/m — a non-inferiority test — even where noise hides a change the other way;
+//! * **inconclusive** — neither: c > f and effect + c > f. A regression of the threshold's size
+//!   can be neither seen nor excluded; the run is too small.
 //!
 //! A regression needs both conditions, so the false-FAIL rate is at most α over the whole
 //! gated set (Bonferroni), as `--alpha` says, and so is the rate of a false "improved"; a small
-//! but significant change inside the threshold passes. (Until 2026-12-03 the test was
-//! two-sided at α/2m, which spent only α/2 on false FAILs: the gate was stricter than the
-//! `--alpha` it printed and saw less.) effect ± c is the two-sided 1 − 2α/m interval whose
-//! ends are the two one-sided bounds.
+//! but significant change inside the threshold passes. The bound's "no change" (added
+//! 2026-12-04) is wrong — a regression of at least the threshold called no change — with
+//! probability at most α/m for each metric, since then effect + c ≤ f needs the estimate to
+//! fall c below the true effect; the gate asks whether the candidate is worse, so before it a
+//! noisy A/A whose candidate leaned better was inconclusive for want of seeing an improvement.
+//! (Until 2026-12-03 the test was two-sided at α/2m, which spent only α/2 on false FAILs: the
+//! gate was stricter than the `--alpha` it printed and saw less.) effect ± c is the two-sided
+//! 1 − 2α/m interval whose ends are the two one-sided bounds.
 
 pub use crate::model::comparison::Verdict;
 
@@ -38,7 +45,7 @@ pub fn decide(effect_worse: f64, se: f64, floor: f64, z_crit: f64) -> Decision {
         Verdict::Regressed
     } else if -effect_worse > bar {
         Verdict::Improved
-    } else if critical > floor {
+    } else if critical > floor && effect_worse + critical > floor {
         Verdict::Inconclusive
     } else {
         Verdict::NoChange
@@ -70,6 +77,16 @@ mod tests {
             decide(0.2, 0.1, f, 2.6).verdict,
             Verdict::Inconclusive,
             "beyond the threshold but within noise"
+        );
+        assert_eq!(
+            decide(-0.05, 0.05, f, 2.6).verdict,
+            Verdict::NoChange,
+            "noisier than the threshold, but the bound on worse (0.08) excludes it"
+        );
+        assert_eq!(
+            decide(0.05, 0.05, f, 2.6).verdict,
+            Verdict::Inconclusive,
+            "the same noise leaning worse: the bound (0.18) reaches past the threshold"
         );
         assert_eq!(decide(-0.3, 0.02, f, 2.6).verdict, Verdict::Improved);
         assert_eq!(

@@ -196,7 +196,7 @@ fn by_noise(row: &mut Row, level: f64) -> Verdict {
 
 /// The exact decision on error counts: a regression needs the increase beyond the threshold
 /// and Fisher's one-sided p below the Bonferroni tail; "no change" needs the Clopper–Pearson
-/// interval of the difference inside ±threshold.
+/// bound on the increase inside the threshold (as `decide`'s non-inferiority bound).
 fn exact(row: &mut Row, c: &ErrorCounts, level: f64) -> Verdict {
     let tail = 1.0 - level;
     let (p_worse, p_better) = c.p_worse_better();
@@ -208,7 +208,7 @@ fn exact(row: &mut Row, c: &ErrorCounts, level: f64) -> Verdict {
         Verdict::Regressed
     } else if -row.effect > f && p_better < tail {
         Verdict::Improved
-    } else if hi <= f && lo >= -f {
+    } else if hi <= f {
         Verdict::NoChange
     } else {
         Verdict::Inconclusive
@@ -232,11 +232,11 @@ fn exact_reason(r: &Row, c: &ErrorCounts, level: f64) -> String {
             r.delta_pct
         ),
         Verdict::NoChange => format!(
-            "ok error_rate {:+.2}pp ({counts}; the exact interval {interval} is within ±{floor_pp}pp)",
+            "ok error_rate {:+.2}pp ({counts}; the exact interval {interval} stays below +{floor_pp}pp)",
             r.delta_pct
         ),
         _ => format!(
-            "inconclusive error_rate {:+.2}pp ({counts}: the exact interval {interval} is wider than ±{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
+            "inconclusive error_rate {:+.2}pp ({counts}: the exact interval {interval} reaches past +{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
             r.delta_pct,
             requests_to_bound(r.floor, 1.0 - 2.0 * tail)
         ),
@@ -327,18 +327,27 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64, interleaved: bo
             "improved {} {delta} (effect {:.3} < −max(critical {:.3}, floor {:.3}); {n})",
             r.metric, r.effect, r.critical, r.floor
         ),
-        Verdict::NoChange => format!(
+        Verdict::NoChange if r.critical <= r.floor => format!(
             "ok {} {delta} (|effect| {:.3} ≤ max(critical {:.3}, floor {:.3}); {n})",
             r.metric,
             r.effect.abs(),
             r.critical,
             r.floor
         ),
+        Verdict::NoChange => format!(
+            "ok {} {delta} (no regression of {}: effect + critical {:.3} ≤ floor {:.3}, the bound on worse is inside the threshold; critical {:.3} > floor, so a change of that size the other way could not be seen; {n})",
+            r.metric,
+            r.threshold,
+            r.effect + r.critical,
+            r.floor,
+            r.critical
+        ),
         Verdict::Inconclusive => format!(
-            "inconclusive {} {delta} (critical {:.3} > floor {:.3}: too noisy to see the threshold; {}; {n})",
+            "inconclusive {} {delta} (critical {:.3} > floor {:.3} and effect + critical {:.3} > floor: a regression of the threshold's size can be neither seen nor excluded; {}; {n})",
             r.metric,
             r.critical,
             r.floor,
+            r.effect + r.critical,
             resolve(r, noise, level, interleaved)
         ),
         Verdict::NotGated => r.reason.clone(),
