@@ -21,10 +21,10 @@
 #   bash ci/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash ci/engine-gate-check.sh 20 quiet-8 busy-8
 #   REPEAT=12 bash ci/engine-gate-check.sh 20 il-slow15-8
 #
-# Prints one line per round and a tally per condition: false fails (or detections), and how
-# often latency and throughput rows were inconclusive. Not part of .ci/run (a round takes
-# 30 s to 3 min); the closing notes quote its tallies. The rounds stay on disk (the path is
-# printed first): ci/rejudge.sh judges an interleaved condition's stored runs again with
+# Prints one line per round and a tally per condition: false fails (or detections), how
+# often latency and throughput rows were inconclusive, and how often each row was. Not part
+# of .ci/run (a round takes 30 s to 3 min); the closing notes quote its tallies. The rounds
+# stay on disk (the path is printed first): ci/rejudge.sh judges an interleaved condition's stored runs again with
 # another bench binary, to see what a change to the gate does on the same data.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -120,4 +120,14 @@ for cond in "$@"; do
     echo "$cond round $i: exit $rc, regressed: $reg; tpot.p50 $tpot; inconclusive latency rows $inc_l of $n_l, throughput $inc_t; notes $notes"
   done
   echo "== $cond: exit 1 in $fails of $rounds rounds (tpot.p50 regressed in $tpot_hits); rounds with an inconclusive latency row $inc_rounds, inconclusive throughput $inc_thr"
+  python3 - "$work" "$cond" <<'PY'
+import collections, glob, json, sys
+work, cond = sys.argv[1:]
+inc, n = collections.Counter(), 0
+for f in glob.glob(f"{work}/{cond}-[0-9]*.json"):
+    n += 1
+    inc.update(r["metric"] for r in json.load(open(f))["rows"] if r["verdict"] == "inconclusive")
+print(f"== {cond}: rounds in which each row was inconclusive, of {n}: "
+      + (", ".join(f"{m} {c}" for m, c in sorted(inc.items())) or "none"))
+PY
 done

@@ -25,26 +25,14 @@ fn cfg(seed: u64) -> GateConfig {
     }
 }
 
-/// Runs `pairs` comparisons; returns per-metric verdict counts.
+/// Runs `pairs` comparisons; returns per-metric verdicts.
 fn trial(pairs: u64, n: usize, shift: f64, drift_sd: f64, seed: u64) -> Vec<Vec<Verdict>> {
-    trial_reps(pairs, 3, n, shift, drift_sd, seed)
+    verdicts(rounds_of(pairs, 3, n, shift, drift_sd, seed))
 }
 
-/// The same, whole rows.
-fn trial_rows(pairs: u64, n: usize, shift: f64, drift_sd: f64, seed: u64) -> Vec<Vec<Row>> {
-    rounds_of(pairs, 3, n, shift, drift_sd, seed)
-}
-
-/// The same with `reps` baseline repetitions.
-fn trial_reps(
-    pairs: u64,
-    reps: usize,
-    n: usize,
-    shift: f64,
-    drift_sd: f64,
-    seed: u64,
-) -> Vec<Vec<Verdict>> {
-    rounds_of(pairs, reps, n, shift, drift_sd, seed)
+/// Each round's verdicts, metric by metric.
+fn verdicts(rounds: Vec<Vec<Row>>) -> Vec<Vec<Verdict>> {
+    rounds
         .into_iter()
         .map(|rows| rows.into_iter().map(|r| r.verdict).collect())
         .collect()
@@ -106,7 +94,7 @@ fn a_shift_of_twice_the_threshold_is_detected() {
     // repetitions the drift is known to 4 degrees of freedom, and Student's t pays for that
     // in power; 5 repetitions buy it back.
     for (reps, want) in [(3, 0.85), (5, 0.95)] {
-        let res = trial_reps(pairs, reps, 2000, 2.0 * 1.1f64.ln(), 0.02, 2);
+        let res = verdicts(rounds_of(pairs, reps, 2000, 2.0 * 1.1f64.ln(), 0.02, 2));
         for (m, name) in ["ttft.p50", "ttft.p95"].iter().enumerate() {
             let hits = res.iter().filter(|v| v[m] == Verdict::Regressed).count();
             println!("power at 2× threshold, {reps} repetitions, {name}: {hits}/{pairs}");
@@ -120,7 +108,7 @@ fn a_shift_of_twice_the_threshold_is_detected() {
 
 #[test]
 fn small_runs_are_inconclusive_not_passed() {
-    let res = trial_rows(50, 20, 0.0, 0.02, 3);
+    let res = rounds_of(50, 3, 20, 0.0, 0.02, 3);
     let counts = |m: usize, v: Verdict| res.iter().filter(|r| r[m].verdict == v).count();
     println!(
         "n = 20: p50 inconclusive {}/50, p95 not gated {}/50, any pass {}",
@@ -150,7 +138,7 @@ fn a_bound_inside_the_threshold_passes_and_is_rarely_wrong() {
     // floor in most rounds. p50 and p95 are gated (m = 2).
     let rounds = 200u64;
     let by_bound = |v: &[Row]| v[0].verdict == Verdict::NoChange && v[0].critical > v[0].floor;
-    let judged = |shift: f64, seed: u64| trial_rows(rounds, 200, shift, 0.02, seed);
+    let judged = |shift: f64, seed: u64| rounds_of(rounds, 3, 200, shift, 0.02, seed);
     let at_threshold = judged(1.1f64.ln(), 41);
     let wrong = at_threshold.iter().filter(|v| by_bound(v)).count();
     let aa = judged(0.0, 42);
