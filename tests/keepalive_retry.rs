@@ -183,17 +183,23 @@ fn all_ok(run: &serde_json::Value) -> &Vec<serde_json::Value> {
 
 #[test]
 fn a_request_on_a_connection_the_server_closed_is_sent_again_once() {
-    // One answer per connection: request 2 finds request 1's pooled connection closed and is
-    // sent again on a new one, which is not kept; request 3 finds the pool empty and opens
-    // one of its own, answered first. (Requests 4 and 5 repeat 2 and 3.)
+    // One answer per connection: a request that meets a pooled connection finds the server
+    // closing it and is sent again on a new one, which is not kept; a request that finds the
+    // pool empty opens one of its own, answered first. Usually that is requests 2 and 4
+    // resent, but which requests meet a pooled connection depends on whether the previous
+    // stream's connection was back in the pool in time (a CI run under load saw 3 and 4), so
+    // the test holds what does not depend on timing: request 1 is never resent, every
+    // request ends ok, and each answered request had a connection of its own.
     let (addr, seen) = spawn(1, Ending::Length);
     let run = run(addr, 5);
     let retried: Vec<bool> = all_ok(&run).iter().map(|r| r["retried"] == true).collect();
-    assert_eq!(retried, [false, true, false, true, false]);
-    assert_eq!(run["summary"]["counts"]["retried"], 2);
+    let n = retried.iter().filter(|r| **r).count() as u64;
+    assert!(!retried[0], "{retried:?}");
+    assert!((1..=4).contains(&n), "{retried:?}");
+    assert_eq!(run["summary"]["counts"]["retried"], n);
     assert_eq!(run["summary"]["counts"]["ok"], 5);
-    assert_eq!(seen.posts(), 7, "5 requests + 2 resent");
-    // Requests 1, 3 and 5 opened one each, and so did the two retries; the run counts them.
+    assert_eq!(seen.posts() as u64, 5 + n, "5 requests + the resent ones");
+    // Each answered request's connection carried it alone; the run counts them.
     assert_eq!(seen.connections(), 5);
     assert_eq!(run["summary"]["counts"]["connections"], 5);
 }
