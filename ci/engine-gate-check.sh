@@ -24,8 +24,9 @@
 # Prints one line per round and a tally per condition: false fails (or detections), how
 # often latency and throughput rows were inconclusive, and how often each row was. Not part
 # of .ci/run (a round takes 30 s to 3 min); the closing notes quote its tallies. The rounds
-# stay on disk (the path is printed first): ci/rejudge.sh judges an interleaved condition's stored runs again with
-# another bench binary, to see what a change to the gate does on the same data.
+# stay on disk (the path is printed first): ci/rejudge.sh judges an interleaved condition's
+# stored runs again with another bench binary, to see what a change to the gate does on the
+# same data.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:?ROUNDS}; shift
