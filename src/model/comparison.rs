@@ -69,6 +69,20 @@ impl fmt::Display for VarChange {
     }
 }
 
+fn unbounded() -> f64 {
+    f64::INFINITY
+}
+
+/// JSON has no infinity: serde_json writes a row's unbounded values (a metric not gated, or
+/// with no data) as `null`, and these read them back.
+fn null_is_inf<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+}
+
+fn null_is_neg_inf<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NEG_INFINITY))
+}
+
 /// One line of a comparison: a metric, both values, the decision and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -81,14 +95,23 @@ pub struct Row {
     /// (candidate / baseline − 1) × 100, or the difference in pp for error rate.
     pub delta_pct: f64,
     /// The decision interval (effect ± critical), on the delta's scale.
+    #[serde(deserialize_with = "null_is_neg_inf")]
     pub interval_low: f64,
+    #[serde(deserialize_with = "null_is_inf")]
     pub interval_high: f64,
     /// ln(candidate / baseline) (a difference for error rate), signed so that positive is worse.
     pub effect: f64,
     /// Standard error of the effect.
+    #[serde(deserialize_with = "null_is_inf")]
     pub se: f64,
     /// Critical value of the effect: q(1 − α/m) · se (one-sided in each direction).
+    #[serde(deserialize_with = "null_is_inf")]
     pub critical: f64,
+    /// The bound on worse: the effect's one-sided 1 − α upper bound (effect + q(1 − α) · se;
+    /// for error rate the exact one), "no change" when inside the floor. Absent in comparisons
+    /// written before 2026-12-04.
+    #[serde(default = "unbounded", deserialize_with = "null_is_inf")]
+    pub bound: f64,
     /// The threshold on the effect's scale (ln 1.10 for "10%").
     pub floor: f64,
     /// The threshold as written (`10%`, `-5%`, `+0.5pp`, `off`).

@@ -51,6 +51,28 @@ fn run() -> RunResult {
 }
 
 /// A baseline of three seeded runs and a candidate 30 % slower, compared with the defaults.
+/// A comparison written to JSON reads back whole, its unbounded values (written as null:
+/// JSON has no infinity) included — `bench report` reads comparisons back.
+#[test]
+fn a_comparison_reads_back_from_its_json() {
+    let (_, _, c) = comparison();
+    assert!(c.rows.iter().any(|r| r.critical.is_infinite()));
+    let back: Comparison = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+    assert_eq!(back.rows.len(), c.rows.len());
+    let same = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-12 * a.abs().max(1.0);
+    for (b, r) in back.rows.iter().zip(&c.rows) {
+        assert_eq!((b.verdict, &b.reason), (r.verdict, &r.reason));
+        for (x, y) in [
+            (b.interval_low, r.interval_low),
+            (b.interval_high, r.interval_high),
+            (b.critical, r.critical),
+            (b.bound, r.bound),
+        ] {
+            assert!(same(x, y), "{}: {y} read back as {x}", r.metric);
+        }
+    }
+}
+
 fn comparison() -> (Baseline, Vec<RunResult>, Comparison) {
     let mut g = rng(7);
     let reps: Vec<RunResult> = (0..3)

@@ -3,28 +3,32 @@
 //! Every metric's effect is signed so that positive means *worse* (slower latency, lower
 //! throughput, more errors). With standard error `se`, the Bonferroni-corrected critical value
 //! is c = q₁₋α/m · se for m gated metrics — one-sided in each direction: a regression is
-//! tested on its own, and an improvement on its own — and the floor f is the threshold on the
-//! effect's scale (ln(1 + 10 %) for a "10%" latency threshold):
+//! tested on its own, and an improvement on its own — the bound on worse is b = effect +
+//! q₁₋α · se (one-sided, each metric at α), and the floor f is the threshold on the effect's
+//! scale (ln(1 + 10 %) for a "10%" latency threshold):
 //!
 //! * **regressed** — effect > max(c, f): beyond the threshold *and* beyond noise;
 //! * **improved** — −effect > max(c, f);
 //! * **no change** — neither, and either c ≤ f (a change of the threshold's size would have
-//!   been seen) or effect + c ≤ f: the one-sided upper bound of how much worse the candidate
-//!   is stays inside the threshold, so a regression of the threshold's size is excluded at
-//!   α/m — a non-inferiority test — even where noise hides a change the other way;
-//! * **inconclusive** — neither: c > f and effect + c > f. A regression of the threshold's size
-//!   can be neither seen nor excluded; the run is too small.
+//!   been seen) or b ≤ f: the one-sided 1 − α upper bound of how much worse the candidate is
+//!   stays inside the threshold, so a regression of the threshold's size is excluded — a
+//!   non-inferiority test — even where noise hides a change the other way;
+//! * **inconclusive** — neither: c > f and b > f. A regression of the threshold's size can be
+//!   neither seen nor excluded; the run is too small.
 //!
 //! A regression needs both conditions, so the false-FAIL rate is at most α over the whole
 //! gated set (Bonferroni), as `--alpha` says, and so is the rate of a false "improved"; a small
 //! but significant change inside the threshold passes. The bound's "no change" (added
 //! 2026-12-04) is wrong — a regression of at least the threshold called no change — with
-//! probability at most α/m for each metric, since then effect + c ≤ f needs the estimate to
-//! fall c below the true effect; the gate asks whether the candidate is worse, so before it a
-//! noisy A/A whose candidate leaned better was inconclusive for want of seeing an improvement.
-//! (Until 2026-12-03 the test was two-sided at α/2m, which spent only α/2 on false FAILs: the
-//! gate was stricter than the `--alpha` it printed and saw less.) effect ± c is the two-sided
-//! 1 − 2α/m interval whose ends are the two one-sided bounds.
+//! probability at most α for each metric, since then b ≤ f needs the estimate to fall
+//! q₁₋α · se below the true effect. It needs no Bonferroni share (since 2026-12-04; before, b
+//! used c): "no regression on any metric" is the intersection of the metrics' claims, and an
+//! intersection–union test that rejects "some metric is worse by its threshold" only when
+//! every metric's own level-α test does is itself of level α (Berger 1982) — splitting α is
+//! for a union like "some metric regressed", the FAIL side. (Until 2026-12-03 the test was
+//! two-sided at α/2m, which spent only α/2 on false FAILs: the gate was stricter than the
+//! `--alpha` it printed and saw less.) effect ± c is the two-sided 1 − 2α/m interval whose ends
+//! are the two one-sided bounds.
 
 pub use crate::model::comparison::Verdict;
 
@@ -32,25 +36,32 @@ pub use crate::model::comparison::Verdict;
 pub struct Decision {
     pub verdict: Verdict,
     pub critical: f64,
+    /// The one-sided 1 − α upper bound of the effect: how much worse the candidate may be.
+    pub bound: f64,
 }
 
-pub fn decide(effect_worse: f64, se: f64, floor: f64, z_crit: f64) -> Decision {
-    let critical = if se.is_finite() {
-        z_crit * se
+/// `q_fail`: the quantile of the FAIL test (1 − α/m); `q_bound`: of the bound on worse (1 − α).
+pub fn decide(effect_worse: f64, se: f64, floor: f64, q_fail: f64, q_bound: f64) -> Decision {
+    let (critical, bound) = if se.is_finite() {
+        (q_fail * se, effect_worse + q_bound * se)
     } else {
-        f64::INFINITY
+        (f64::INFINITY, f64::INFINITY)
     };
     let bar = critical.max(floor);
     let verdict = if effect_worse > bar {
         Verdict::Regressed
     } else if -effect_worse > bar {
         Verdict::Improved
-    } else if critical > floor && effect_worse + critical > floor {
+    } else if critical > floor && bound > floor {
         Verdict::Inconclusive
     } else {
         Verdict::NoChange
     };
-    Decision { verdict, critical }
+    Decision {
+        verdict,
+        critical,
+        bound,
+    }
 }
 
 /// Requests per arm needed for the critical value to fall to the floor, when the within-run
@@ -67,30 +78,40 @@ mod tests {
     #[test]
     fn both_conditions_are_needed() {
         let f = 1.1f64.ln();
-        assert_eq!(decide(0.133, 0.02, f, 2.6).verdict, Verdict::Regressed);
         assert_eq!(
-            decide(0.05, 0.01, f, 2.6).verdict,
+            decide(0.133, 0.02, f, 2.6, 1.645).verdict,
+            Verdict::Regressed
+        );
+        assert_eq!(
+            decide(0.05, 0.01, f, 2.6, 1.645).verdict,
             Verdict::NoChange,
             "significant but inside the threshold"
         );
         assert_eq!(
-            decide(0.2, 0.1, f, 2.6).verdict,
+            decide(0.2, 0.1, f, 2.6, 1.645).verdict,
             Verdict::Inconclusive,
             "beyond the threshold but within noise"
         );
         assert_eq!(
-            decide(-0.05, 0.05, f, 2.6).verdict,
+            decide(-0.05, 0.05, f, 2.6, 1.645).verdict,
             Verdict::NoChange,
-            "noisier than the threshold, but the bound on worse (0.08) excludes it"
+            "noisier than the threshold, but the bound on worse (0.03) excludes it"
         );
         assert_eq!(
-            decide(0.05, 0.05, f, 2.6).verdict,
+            decide(0.05, 0.05, f, 2.6, 1.645).verdict,
             Verdict::Inconclusive,
-            "the same noise leaning worse: the bound (0.18) reaches past the threshold"
+            "the same noise leaning worse: the bound (0.13) reaches past the threshold"
         );
-        assert_eq!(decide(-0.3, 0.02, f, 2.6).verdict, Verdict::Improved);
+        let even = decide(0.0, 0.05, f, 2.6, 1.645);
         assert_eq!(
-            decide(0.0, f64::INFINITY, f, 2.6).verdict,
+            even.verdict,
+            Verdict::NoChange,
+            "no lean: c (0.13) > f, but the bound at α (0.082), not at α/m, is inside f"
+        );
+        assert!((even.critical - 0.13).abs() < 1e-12 && (even.bound - 0.08225).abs() < 1e-12);
+        assert_eq!(decide(-0.3, 0.02, f, 2.6, 1.645).verdict, Verdict::Improved);
+        assert_eq!(
+            decide(0.0, f64::INFINITY, f, 2.6, 1.645).verdict,
             Verdict::Inconclusive
         );
         assert!(matches!(needed_n(100, 2.0 * f, f), Some(440..=441)));

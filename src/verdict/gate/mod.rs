@@ -100,12 +100,24 @@ pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec
         .filter(|(t, e)| not_gated(t, e).is_none())
         .count();
     // Bonferroni over the gated set, one-sided in each direction: a false FAIL has
-    // probability ≤ α over all gated metrics, and so has a false "improved".
-    let level = 1.0 - cfg.alpha / gated.max(1) as f64;
+    // probability ≤ α over all gated metrics, and so has a false "improved". The bound on
+    // worse is each metric's own at α (an intersection–union test: `decide`).
+    let levels = Levels {
+        fail: 1.0 - cfg.alpha / gated.max(1) as f64,
+        bound: 1.0 - cfg.alpha,
+    };
     estimates
         .into_iter()
-        .map(|(t, e)| row(t, e, level, interleaved))
+        .map(|(t, e)| row(t, e, levels, interleaved))
         .collect()
+}
+
+/// The one-sided confidence levels of the two tests: FAIL (and improved) at 1 − α/m, the bound
+/// on worse at 1 − α.
+#[derive(Debug, Clone, Copy)]
+struct Levels {
+    fail: f64,
+    bound: f64,
 }
 
 /// Why a metric is reported but not judged, if it is not.
@@ -122,7 +134,7 @@ fn not_gated(t: &Threshold, e: &Estimated) -> Option<String> {
 }
 
 /// Decides one metric and writes its row; `interleaved`: the arms' runs alternate in blocks.
-fn row(t: &Threshold, e: Estimated, level: f64, interleaved: bool) -> Row {
+fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
     let skip = not_gated(t, &e);
     let m = match e {
         Estimated::Measured(m) => *m,
@@ -146,6 +158,7 @@ fn row(t: &Threshold, e: Estimated, level: f64, interleaved: bool) -> Row {
         effect: m.effect,
         se: m.se,
         critical: f64::INFINITY,
+        bound: f64::INFINITY,
         floor,
         threshold: t.text.clone(),
         verdict: Verdict::NotGated,
@@ -156,20 +169,20 @@ fn row(t: &Threshold, e: Estimated, level: f64, interleaved: bool) -> Row {
         df: m.df,
     };
     let verdict = match (&m.counts, &m.unjudgeable) {
-        (Some(counts), _) => exact(&mut row, counts, level),
+        (Some(counts), _) => exact(&mut row, counts, levels),
         (None, Some(_)) => Verdict::Inconclusive,
-        (None, None) => by_noise(&mut row, level),
+        (None, None) => by_noise(&mut row, levels),
     };
     match skip {
         Some(why) => row.reason = why,
         None => {
             row.verdict = verdict;
             row.reason = match (&m.counts, &m.unjudgeable) {
-                (Some(c), _) => exact_reason(&row, c, level),
+                (Some(c), _) => exact_reason(&row, c, levels),
                 (None, Some(why)) => {
                     format!("inconclusive {} {:+.1}% ({why})", row.metric, row.delta_pct)
                 }
-                (None, None) => reason(&row, verdict, m.noise, level, interleaved),
+                (None, None) => reason(&row, verdict, m.noise, levels.fail, interleaved),
             };
         }
     }
@@ -178,13 +191,20 @@ fn row(t: &Threshold, e: Estimated, level: f64, interleaved: bool) -> Row {
 
 /// The decision by the effect's noise (`verdict::decide`), with its interval on the delta's
 /// own scale (for higher-is-better metrics "worse" is a drop).
-fn by_noise(row: &mut Row, level: f64) -> Verdict {
-    let q = match row.df {
+fn by_noise(row: &mut Row, levels: Levels) -> Verdict {
+    let q = |level| match row.df {
         Some(df) => t_quantile(level, df),
         None => z(level),
     };
-    let d = decide(row.effect, row.se, row.floor, q);
+    let d = decide(
+        row.effect,
+        row.se,
+        row.floor,
+        q(levels.fail),
+        q(levels.bound),
+    );
     row.critical = d.critical;
+    row.bound = d.bound;
     let (lo, hi) = (row.effect - d.critical, row.effect + d.critical);
     (row.interval_low, row.interval_high) = if row.lower_is_better {
         ((lo.exp() - 1.0) * 100.0, (hi.exp() - 1.0) * 100.0)
@@ -196,32 +216,37 @@ fn by_noise(row: &mut Row, level: f64) -> Verdict {
 
 /// The exact decision on error counts: a regression needs the increase beyond the threshold
 /// and Fisher's one-sided p below the Bonferroni tail; "no change" needs the Clopper–Pearson
-/// bound on the increase inside the threshold (as `decide`'s non-inferiority bound).
-fn exact(row: &mut Row, c: &ErrorCounts, level: f64) -> Verdict {
-    let tail = 1.0 - level;
+/// bound on the increase, one-sided at α, inside the threshold (as `decide`'s bound on worse).
+fn exact(row: &mut Row, c: &ErrorCounts, levels: Levels) -> Verdict {
+    let tail = 1.0 - levels.fail;
     let (p_worse, p_better) = c.p_worse_better();
     let (lo, hi) = c.interval(1.0 - 2.0 * tail);
     (row.interval_low, row.interval_high) = (lo * 100.0, hi * 100.0);
     row.critical = (hi - lo) / 2.0;
+    row.bound = c.interval(2.0 * levels.bound - 1.0).1;
     let f = row.floor;
     if row.effect > f && p_worse < tail {
         Verdict::Regressed
     } else if -row.effect > f && p_better < tail {
         Verdict::Improved
-    } else if hi <= f {
+    } else if row.bound <= f {
         Verdict::NoChange
     } else {
         Verdict::Inconclusive
     }
 }
 
-fn exact_reason(r: &Row, c: &ErrorCounts, level: f64) -> String {
+fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
     let ((xb, nb), (xc, nc)) = (c.baseline, c.candidate);
     let counts = format!("{xc}/{nc} vs {xb}/{nb} errors");
-    let interval = format!("[{:+.2}pp, {:+.2}pp]", r.interval_low, r.interval_high);
     let (p_worse, p_better) = c.p_worse_better();
-    let tail = 1.0 - level;
+    let tail = 1.0 - levels.fail;
     let floor_pp = r.floor * 100.0;
+    let bound = format!(
+        "the exact one-sided {:.0} % bound on the increase, {:+.2}pp,",
+        levels.bound * 100.0,
+        r.bound * 100.0
+    );
     match r.verdict {
         Verdict::Regressed => format!(
             "FAIL error_rate {:+.2}pp ({counts}; beyond +{floor_pp}pp and Fisher's exact p {p_worse:.2e} < {tail:.4})",
@@ -232,13 +257,13 @@ fn exact_reason(r: &Row, c: &ErrorCounts, level: f64) -> String {
             r.delta_pct
         ),
         Verdict::NoChange => format!(
-            "ok error_rate {:+.2}pp ({counts}; the exact interval {interval} stays below +{floor_pp}pp)",
+            "ok error_rate {:+.2}pp ({counts}; {bound} stays below +{floor_pp}pp)",
             r.delta_pct
         ),
         _ => format!(
-            "inconclusive error_rate {:+.2}pp ({counts}: the exact interval {interval} reaches past +{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
+            "inconclusive error_rate {:+.2}pp ({counts}: {bound} reaches past +{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
             r.delta_pct,
-            requests_to_bound(r.floor, 1.0 - 2.0 * tail)
+            requests_to_bound(r.floor, 2.0 * levels.bound - 1.0)
         ),
     }
 }
@@ -335,19 +360,19 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64, interleaved: bo
             r.floor
         ),
         Verdict::NoChange => format!(
-            "ok {} {delta} (no regression of {}: effect + critical {:.3} ≤ floor {:.3}, the bound on worse is inside the threshold; critical {:.3} > floor, so a change of that size the other way could not be seen; {n})",
+            "ok {} {delta} (no regression of {}: the bound on worse, effect + q(1 − α)·SE = {:.3}, ≤ floor {:.3}; critical {:.3} > floor, so a change of that size the other way could not be seen; {n})",
             r.metric,
             r.threshold,
-            r.effect + r.critical,
+            r.bound,
             r.floor,
             r.critical
         ),
         Verdict::Inconclusive => format!(
-            "inconclusive {} {delta} (critical {:.3} > floor {:.3} and effect + critical {:.3} > floor: a regression of the threshold's size can be neither seen nor excluded; {}; {n})",
+            "inconclusive {} {delta} (critical {:.3} > floor {:.3} and the bound on worse {:.3} > floor: a regression of the threshold's size can be neither seen nor excluded; {}; {n})",
             r.metric,
             r.critical,
             r.floor,
-            r.effect + r.critical,
+            r.bound,
             resolve(r, noise, level, interleaved)
         ),
         Verdict::NotGated => r.reason.clone(),
