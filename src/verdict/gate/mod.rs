@@ -216,14 +216,16 @@ fn by_noise(row: &mut Row, levels: Levels) -> Verdict {
 
 /// The exact decision on error counts: a regression needs the increase beyond the threshold
 /// and Fisher's one-sided p below the Bonferroni tail; "no change" needs the Clopper–Pearson
-/// bound on the increase, one-sided at α, inside the threshold (as `decide`'s bound on worse).
+/// upper bound on the increase, at 1 − α, inside the threshold (as `decide`'s bound on worse).
 fn exact(row: &mut Row, c: &ErrorCounts, levels: Levels) -> Verdict {
     let tail = 1.0 - levels.fail;
     let (p_worse, p_better) = c.p_worse_better();
     let (lo, hi) = c.interval(1.0 - 2.0 * tail);
     (row.interval_low, row.interval_high) = (lo * 100.0, hi * 100.0);
     row.critical = (hi - lo) / 2.0;
-    row.bound = c.interval(2.0 * levels.bound - 1.0).1;
+    // The increase's upper end is the candidate's upper bound less the baseline's lower one:
+    // each at α/2, so that it is below the true increase with probability ≤ α.
+    row.bound = c.interval(levels.bound).1;
     let f = row.floor;
     if row.effect > f && p_worse < tail {
         Verdict::Regressed
@@ -243,7 +245,7 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
     let tail = 1.0 - levels.fail;
     let floor_pp = r.floor * 100.0;
     let bound = format!(
-        "the exact one-sided {:.0} % bound on the increase, {:+.2}pp,",
+        "the exact {:.0} % upper bound on the increase, {:+.2}pp,",
         levels.bound * 100.0,
         r.bound * 100.0
     );
@@ -263,7 +265,7 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
         _ => format!(
             "inconclusive error_rate {:+.2}pp ({counts}: {bound} reaches past +{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
             r.delta_pct,
-            requests_to_bound(r.floor, 2.0 * levels.bound - 1.0)
+            requests_to_bound(r.floor, levels.bound)
         ),
     }
 }
