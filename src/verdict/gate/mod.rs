@@ -244,9 +244,10 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
     let (p_worse, p_better) = c.p_worse_better();
     let tail = 1.0 - levels.fail;
     let floor_pp = r.floor * 100.0;
+    // 1 − α in percent as written: 95, 99, 99.9 (not rounded to 100).
+    let level = (levels.bound * 1e5).round() / 1e3;
     let bound = format!(
-        "the exact {:.0} % upper bound on the increase, {:+.2}pp,",
-        levels.bound * 100.0,
+        "the exact {level} % upper bound on the increase, {:+.2}pp,",
         r.bound * 100.0
     );
     match r.verdict {

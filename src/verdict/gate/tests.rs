@@ -599,3 +599,23 @@ fn an_interleaved_compare_is_told_to_run_more_blocks() {
         r.reason
     );
 }
+
+/// The error rate's reason names its bound's level as `--alpha` makes it: 95 % at α = 0.05,
+/// 99.9 % at α = 0.001 (once rounded to "100 %").
+#[test]
+fn the_error_rate_bound_says_its_level() {
+    let mut g = ChaCha8Rng::seed_from_u64(5);
+    let base: Vec<RunResult> = (0..3).map(|_| run(50, 40.0, 0.0, &mut g)).collect();
+    let cand: Vec<RunResult> = (0..3).map(|_| run(50, 40.0, 0.0, &mut g)).collect();
+    for (alpha, level) in [(0.05, "95 %"), (0.001, "99.9 %")] {
+        let cfg = GateConfig {
+            thresholds: vec![parse_threshold("error_rate", "+0.5pp").unwrap()],
+            alpha,
+            replicates: 100,
+            seed: 1,
+        };
+        let rows = evaluate(&base, &cand, &cfg);
+        let want = format!("the exact {level} upper bound on the increase");
+        assert!(rows[0].reason.contains(&want), "{}", rows[0].reason);
+    }
+}
