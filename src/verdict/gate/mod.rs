@@ -182,7 +182,7 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
                 (None, Some(why)) => {
                     format!("inconclusive {} {:+.1}% ({why})", row.metric, row.delta_pct)
                 }
-                (None, None) => reason(&row, verdict, m.noise, levels.fail, interleaved),
+                (None, None) => reason(&row, verdict, m.noise, levels, interleaved),
             };
         }
     }
@@ -271,23 +271,62 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
     }
 }
 
-/// Runs per arm (both arms alike) at which the critical value falls to the floor, given the
-/// run-to-run variance and one run's within-run variance — or, in pairs, blocks at which it
-/// does given one block's difference variance; `None` past 50.
-fn runs_needed(noise: Noise, floor: f64, level: f64) -> Option<usize> {
+/// Runs per arm (both arms alike) at which `decided(se, df)` first holds, given the run-to-run
+/// variance and one run's within-run variance — or, in pairs, blocks, given one block's
+/// difference variance; `None` past 50.
+fn runs_needed(noise: Noise, decided: impl Fn(f64, f64) -> bool) -> Option<usize> {
     (2..=50).find(|&n| {
         let (var, df) = match noise.blocks {
             Some(v) => (v.max(2.0 * noise.within), n - 1),
             None => ((noise.between + noise.within) * 2.0, 2 * n - 2),
         };
-        t_quantile(level, df as f64) * (var / n as f64).sqrt() <= floor
+        decided((var / n as f64).sqrt(), df as f64)
     })
+}
+
+/// What the same noise decides if the difference stays where it is, given `needed(decided)`
+/// (runs, blocks or requests at which `decided(se, df)` first holds) and `whatever`, the count
+/// that decides any difference (`usize::MAX` when none does): fewer when the difference lies well inside the threshold (the
+/// bound on worse gets inside it sooner) or well beyond it (the FAIL test sees it sooner).
+/// Empty when it would take no fewer.
+fn if_it_stays(
+    r: &Row,
+    levels: Levels,
+    whatever: usize,
+    unit: &str,
+    needed: impl Fn(&dyn Fn(f64, f64) -> bool) -> Option<usize>,
+) -> String {
+    let (d, f) = (r.effect, r.floor);
+    let q = |level: f64, df: f64| {
+        if df.is_finite() {
+            t_quantile(level, df)
+        } else {
+            z(level)
+        }
+    };
+    let (n, what) = if d <= f {
+        let inside = |se: f64, df: f64| d + q(levels.bound, df) * se <= f;
+        (needed(&inside), format!("bound it inside {}", r.threshold))
+    } else {
+        let seen = |se: f64, df: f64| d > q(levels.fail, df) * se;
+        (needed(&seen), "show it as a regression".to_string())
+    };
+    match n {
+        Some(n) if n < whatever => {
+            format!(
+                "; if it stays at {:+.1}%, ≈ {n} {unit} would {what}",
+                r.delta_pct
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// What would resolve an inconclusive verdict: more runs (in an interleaved compare, more
 /// blocks) when the runs' spread is what is too large, more requests when the sampling within
-/// runs is.
-fn resolve(r: &Row, noise: Option<Noise>, level: f64, interleaved: bool) -> String {
+/// runs is — the count that decides whatever the difference, and, when fewer would do, the
+/// count that decides the difference seen if it stays.
+fn resolve(r: &Row, noise: Option<Noise>, levels: Levels, interleaved: bool) -> String {
     let runs_dominate = noise.is_some_and(|n| match n.blocks {
         Some(v) => v > 2.0 * n.within,
         None => n.between > n.within,
@@ -312,27 +351,50 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64, interleaved: bool) -> Stri
                 ),
             };
             let t = &r.threshold;
-            match (runs_needed(n, r.floor, level), interleaved) {
+            let whatever = runs_needed(n, |se, df| t_quantile(levels.fail, df) * se <= r.floor);
+            let unit = match interleaved {
+                true => "blocks",
+                false => "runs a side",
+            };
+            let stays = |k| if_it_stays(r, levels, k, unit, |decided| runs_needed(n, decided));
+            match (whatever, interleaved) {
                 (Some(k), true) => format!(
-                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {t}"
+                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {t} whatever the difference{}",
+                    stays(k)
                 ),
                 (Some(k), false) => format!(
-                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {t}"
+                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {t} whatever the difference{}",
+                    stays(k)
                 ),
                 (None, true) => format!(
-                    "{spread}, too much to resolve {t} with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine)"
+                    "{spread}, too much to resolve {t} whatever the difference with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine){}",
+                    stays(usize::MAX)
                 ),
                 (None, false) => format!(
-                    "{spread}, too much to resolve {t} with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave"
+                    "{spread}, too much to resolve {t} whatever the difference with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave{}",
+                    stays(usize::MAX)
                 ),
             }
         }
         _ if r.metric.latency().is_some() => {
-            match needed_n(r.n_baseline.min(r.n_candidate), r.critical, r.floor) {
-                Some(k) => format!(
-                    "the requests are too few: ≈ {k} successful requests per arm would resolve {}",
-                    r.threshold
-                ),
+            let n = r.n_baseline.min(r.n_candidate);
+            match needed_n(n, r.critical, r.floor) {
+                Some(k) => {
+                    // The SE shrinks as 1/√n: the bound's margin and the critical value with it.
+                    let (d, f) = (r.effect, r.floor);
+                    let stays = if_it_stays(r, levels, k as usize, "requests per arm", |_| {
+                        if d <= f {
+                            needed_n(n, r.bound - d, f - d)
+                        } else {
+                            needed_n(n, r.critical, d)
+                        }
+                        .map(|k| k as usize)
+                    });
+                    format!(
+                        "the requests are too few: ≈ {k} successful requests per arm would resolve {} whatever the difference{stays}",
+                        r.threshold
+                    )
+                }
                 None => "needs more requests".into(),
             }
         }
@@ -340,7 +402,7 @@ fn resolve(r: &Row, noise: Option<Noise>, level: f64, interleaved: bool) -> Stri
     }
 }
 
-fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64, interleaved: bool) -> String {
+fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved: bool) -> String {
     let delta = format!("{:+.1}%", r.delta_pct);
     let n = match r.df {
         Some(df) => format!("n={}/{}, t df {df:.1}", r.n_baseline, r.n_candidate),
@@ -376,7 +438,7 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, level: f64, interleaved: bo
             r.critical,
             r.floor,
             r.bound,
-            resolve(r, noise, level, interleaved)
+            resolve(r, noise, levels, interleaved)
         ),
         Verdict::NotGated => r.reason.clone(),
     }

@@ -600,6 +600,62 @@ fn an_interleaved_compare_is_told_to_run_more_blocks() {
     );
 }
 
+/// The count an inconclusive message names when the difference seen would be decided sooner
+/// than "whatever the difference": 6 blocks of runs whose states differ by ≈ 25 %, four rows
+/// judged at 15 %, once with the candidate as fast as drawn (the bound on worse gets inside
+/// first) and once ≈ 20 % slower (the FAIL test sees it first). The claim is then checked on
+/// the same runs cycled to that many blocks (whole cycles), which keeps the difference and
+/// the runs' spread as they were.
+#[test]
+fn an_inconclusive_says_what_the_difference_seen_needs() {
+    // The runs' states on the log scale: a spread of ≈ 25 %, the same in both arms.
+    const STATES: [f64; 6] = [0.3, -0.3, 0.1, -0.1, 0.2, -0.2];
+    let cfg = GateConfig {
+        // Four gated rows, so that the FAIL test (at α/4) and the bound (at α) differ.
+        thresholds: ["ttft.p95", "ttft.p50", "e2e.p50", "e2e.p95"]
+            .map(|m| parse_threshold(m, "15%").unwrap())
+            .to_vec(),
+        ..cfg(0)
+    };
+    let count = |reason: &str, after: &str| -> usize {
+        let rest = &reason[reason.find(after).expect(reason) + after.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    for (seed, shift, then, verdict) in [
+        (21, -0.1, "would bound it inside 15%", Verdict::NoChange),
+        (22, 0.2, "would show it as a regression", Verdict::Regressed),
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut base, mut cand) = (Vec::new(), Vec::new());
+        for (b, c) in STATES.iter().zip(STATES.iter().rev()) {
+            base.push(run(60, 50.0, *b, &mut rng));
+            cand.push(run(60, 50.0, shift + c, &mut rng));
+        }
+        let blocks = |k: usize| -> (Vec<RunResult>, Vec<RunResult>) {
+            let arm = |runs: &[RunResult], first: i64| -> Vec<RunResult> {
+                (0..k)
+                    .map(|b| at(runs[b % runs.len()].clone(), 2 * b as i64 + first))
+                    .collect()
+            };
+            (arm(&base, 0), arm(&cand, 1))
+        };
+        let (b6, c6) = blocks(6);
+        let r = evaluate(&b6, &c6, &cfg).swap_remove(0); // ttft.p95
+        println!("shift {shift}: {}", r.reason);
+        assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.reason);
+        assert!(r.reason.contains("blocks (--interleave"), "{}", r.reason);
+        let whatever = count(&r.reason, "too few: ≈ ");
+        assert!(r.reason.contains(then), "{}", r.reason);
+        let stays = count(&r.reason, "%, ≈ ");
+        assert!(stays < whatever, "{}", r.reason);
+        // Whole cycles of the six blocks, at least as many as the message names.
+        let (b, c) = blocks(stays.div_ceil(6) * 6);
+        let r = evaluate(&b, &c, &cfg).swap_remove(0);
+        println!("  cycled to {} blocks: {}", b.len(), r.reason);
+        assert_eq!(r.verdict, verdict, "{}", r.reason);
+    }
+}
+
 /// The error rate's reason names its bound's level as `--alpha` makes it: 95 % at α = 0.05,
 /// 99.9 % at α = 0.001 (once rounded to "100 %").
 #[test]
