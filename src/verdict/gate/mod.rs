@@ -286,9 +286,9 @@ fn runs_needed(noise: Noise, decided: impl Fn(f64, f64) -> bool) -> Option<usize
 
 /// What the same noise decides if the difference stays where it is, given `needed(decided)`
 /// (runs, blocks or requests at which `decided(se, df)` first holds) and `whatever`, the count
-/// that decides any difference (`usize::MAX` when none does): fewer when the difference lies well inside the threshold (the
-/// bound on worse gets inside it sooner) or well beyond it (the FAIL test sees it sooner).
-/// Empty when it would take no fewer.
+/// that decides any difference (`usize::MAX` when none does): fewer when the difference lies
+/// well inside the threshold (the bound on worse gets inside it sooner) or well beyond it (the
+/// FAIL test sees it sooner). Empty when it would take no fewer.
 fn if_it_stays(
     r: &Row,
     levels: Levels,
@@ -352,10 +352,7 @@ fn resolve(r: &Row, noise: Option<Noise>, levels: Levels, interleaved: bool) -> 
             };
             let t = &r.threshold;
             let whatever = runs_needed(n, |se, df| t_quantile(levels.fail, df) * se <= r.floor);
-            let unit = match interleaved {
-                true => "blocks",
-                false => "runs a side",
-            };
+            let unit = if interleaved { "blocks" } else { "runs a side" };
             let stays = |k| if_it_stays(r, levels, k, unit, |decided| runs_needed(n, decided));
             match (whatever, interleaved) {
                 (Some(k), true) => format!(
