@@ -284,41 +284,46 @@ fn runs_needed(noise: Noise, decided: impl Fn(f64, f64) -> bool) -> Option<usize
     })
 }
 
-/// What the same noise decides if the difference stays where it is, given `needed(decided)`
-/// (runs, blocks or requests at which `decided(se, df)` first holds) and `whatever`, the count
-/// that decides any difference (`usize::MAX` when none does): fewer when the difference lies
-/// well inside the threshold (the bound on worse gets inside it sooner) or well beyond it (the
-/// FAIL test sees it sooner). Empty when it would take no fewer.
-fn if_it_stays(
-    r: &Row,
-    levels: Levels,
-    whatever: usize,
-    unit: &str,
-    needed: impl Fn(&dyn Fn(f64, f64) -> bool) -> Option<usize>,
-) -> String {
-    let (d, f) = (r.effect, r.floor);
-    let q = |level: f64, df: f64| {
-        if df.is_finite() {
-            t_quantile(level, df)
+/// What decides the difference seen first, if it stays: the bound on worse getting inside the
+/// threshold when the difference lies inside it, the FAIL test when it lies beyond.
+#[derive(Debug, Clone, Copy)]
+enum Sooner {
+    Inside,
+    Regression,
+}
+
+impl Sooner {
+    fn of(r: &Row) -> Sooner {
+        if r.effect <= r.floor {
+            Sooner::Inside
         } else {
-            z(level)
+            Sooner::Regression
         }
-    };
-    let (n, what) = if d <= f {
-        let inside = |se: f64, df: f64| d + q(levels.bound, df) * se <= f;
-        (needed(&inside), format!("bound it inside {}", r.threshold))
-    } else {
-        let seen = |se: f64, df: f64| d > q(levels.fail, df) * se;
-        (needed(&seen), "show it as a regression".to_string())
-    };
-    match n {
-        Some(n) if n < whatever => {
-            format!(
+    }
+
+    /// Whether an SE of `se` with `df` degrees of freedom decides the difference seen.
+    fn decided(self, r: &Row, levels: Levels, se: f64, df: f64) -> bool {
+        match self {
+            Sooner::Inside => r.effect + t_quantile(levels.bound, df) * se <= r.floor,
+            Sooner::Regression => r.effect > t_quantile(levels.fail, df) * se,
+        }
+    }
+
+    /// "; if it stays at +2.2%, ≈ 15 blocks would bound it inside 10%" when `n` (runs, blocks
+    /// or requests that decide it) is fewer than `whatever`, the count that decides any
+    /// difference (`usize::MAX` when none does); empty otherwise.
+    fn text(self, r: &Row, n: Option<usize>, whatever: usize, unit: &str) -> String {
+        let what = match self {
+            Sooner::Inside => format!("bound it inside {}", r.threshold),
+            Sooner::Regression => "show it as a regression".to_string(),
+        };
+        match n {
+            Some(n) if n < whatever => format!(
                 "; if it stays at {:+.1}%, ≈ {n} {unit} would {what}",
                 r.delta_pct
-            )
+            ),
+            _ => String::new(),
         }
-        _ => String::new(),
     }
 }
 
@@ -353,7 +358,9 @@ fn resolve(r: &Row, noise: Option<Noise>, levels: Levels, interleaved: bool) -> 
             let t = &r.threshold;
             let whatever = runs_needed(n, |se, df| t_quantile(levels.fail, df) * se <= r.floor);
             let unit = if interleaved { "blocks" } else { "runs a side" };
-            let stays = |k| if_it_stays(r, levels, k, unit, |decided| runs_needed(n, decided));
+            let sooner = Sooner::of(r);
+            let fewer = runs_needed(n, |se, df| sooner.decided(r, levels, se, df));
+            let stays = |k| sooner.text(r, fewer, k, unit);
             match (whatever, interleaved) {
                 (Some(k), true) => format!(
                     "{spread}, so the {few}, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {t} whatever the difference{}",
@@ -379,14 +386,13 @@ fn resolve(r: &Row, noise: Option<Noise>, levels: Levels, interleaved: bool) -> 
                 Some(k) => {
                     // The SE shrinks as 1/√n: the bound's margin and the critical value with it.
                     let (d, f) = (r.effect, r.floor);
-                    let stays = if_it_stays(r, levels, k as usize, "requests per arm", |_| {
-                        if d <= f {
-                            needed_n(n, r.bound - d, f - d)
-                        } else {
-                            needed_n(n, r.critical, d)
-                        }
-                        .map(|k| k as usize)
-                    });
+                    let sooner = Sooner::of(r);
+                    let fewer = match sooner {
+                        Sooner::Inside => needed_n(n, r.bound - d, f - d),
+                        Sooner::Regression => needed_n(n, r.critical, d),
+                    };
+                    let stays =
+                        sooner.text(r, fewer.map(|k| k as usize), k as usize, "requests per arm");
                     format!(
                         "the requests are too few: ≈ {k} successful requests per arm would resolve {} whatever the difference{stays}",
                         r.threshold
