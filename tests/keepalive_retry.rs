@@ -104,6 +104,36 @@ impl Seen {
 /// says, then the next one read and the connection closed. Returns the address and what the
 /// server saw.
 fn spawn(answers_per_connection: usize, ending: Ending) -> (std::net::SocketAddr, Seen) {
+    spawn_closing(answers_per_connection, ending, false)
+}
+
+/// Makes closing `conn` send a reset (RST) rather than an orderly FIN: SO_LINGER with a zero
+/// timeout, as a server that closes a socket with a request still unread does.
+fn reset_on_close(conn: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket descriptor and a `linger` of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "setsockopt(SO_LINGER)");
+}
+
+/// [`spawn`], closing each connection with a reset when `reset`.
+fn spawn_closing(
+    answers_per_connection: usize,
+    ending: Ending,
+    reset: bool,
+) -> (std::net::SocketAddr, Seen) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let seen = Seen::default();
@@ -128,6 +158,9 @@ fn spawn(answers_per_connection: usize, ending: Ending) -> (std::net::SocketAddr
                         }
                     }
                     if answered == answers_per_connection {
+                        if reset {
+                            reset_on_close(&w);
+                        }
                         break; // read it, then close without a response
                     }
                     answer(&mut w, ending);
@@ -222,6 +255,39 @@ fn a_retry_goes_out_on_a_new_connection_not_another_pooled_one() {
 }
 
 #[test]
+fn a_reset_on_a_pooled_connection_is_sent_again_not_counted_broken() {
+    // The server closes each connection with a reset when the next request arrives on it (a
+    // request that reaches a socket its server has closed gets the same). Until 2026-12-04
+    // only an early EOF counted as a stale connection, and such a request was `stream_broken`:
+    // every fifth request against a raw server closing after each answer.
+    let (addr, seen) = spawn_closing(1, Ending::Length, true);
+    let run = run(addr, 5);
+    let retried = all_ok(&run).iter().filter(|r| r["retried"] == true).count();
+    assert!(retried >= 1, "no request met a pooled connection");
+    assert_eq!(seen.posts(), 5 + retried);
+}
+
+#[test]
+fn a_server_that_closes_every_connection_is_not_offered_pooled_ones_again() {
+    // llama-server's way: one answer a connection, the chunked body's end a moment after
+    // [DONE], then the connection is closed. The pool gains nothing there and races each
+    // close; after the first request that meets a closed one, each request goes out on a new
+    // connection. Before 2026-12-04 every request that found its worker's last connection
+    // back in the pool was retried (most of them).
+    let (addr, seen) = spawn(1, Ending::ChunkedLate);
+    let run = run_with(addr, 30, 2);
+    let retried = all_ok(&run).iter().filter(|r| r["retried"] == true).count();
+    let counts = &run["summary"]["counts"];
+    let stopped = counts["reuse_stopped_at"].as_u64();
+    assert!(stopped.is_some(), "{counts}");
+    // The request that met the first closed connection, and at most the other worker's, in
+    // flight as reuse stopped.
+    assert!((1..=2).contains(&retried), "{retried} retried");
+    assert_eq!(seen.posts(), 30 + retried);
+    assert_eq!(seen.connections(), 30);
+}
+
+#[test]
 fn a_server_that_never_answers_is_retried_once_then_counted_broken() {
     let (addr, seen) = spawn(0, Ending::Length);
     let run = run(addr, 2);
@@ -253,6 +319,8 @@ fn a_stream_ended_after_its_done_keeps_its_connection_for_the_next_request() {
     );
     let counted = run["summary"]["counts"]["connections"].as_u64().unwrap();
     assert!((1..=2).contains(&counted), "the run counted {counted}");
+    let counts = &run["summary"]["counts"];
+    assert!(counts.get("reuse_stopped_at").is_none(), "{counts}");
 }
 
 #[test]

@@ -128,6 +128,10 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
     let s = &first.scenario;
     let (mut summary, hists) = summarize(&data, &s.slo, s.request.ignore_eos);
     summary.counts.connections = runs.iter().map(|r| r.summary.counts.connections).sum();
+    summary.counts.reuse_stopped_at = runs
+        .iter()
+        .filter_map(|r| r.summary.counts.reuse_stopped_at)
+        .min();
     Ok(RunResult {
         run_id: format!("merged-{}", first.run_id),
         started_at: t0,

@@ -44,6 +44,12 @@ pub struct Counts {
     /// server keeps them alive, one a request where it closes them. Absent before 2026-12-03.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<u64>,
+    /// The request (index) after whose stale kept-alive connection the load client stopped
+    /// reusing connections, because the server was closing them after each answer: later
+    /// requests each went out on a new connection, as they would have anyway. Absent while
+    /// connections were reused to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_stopped_at: Option<u64>,
     /// Successful measured requests whose stream opened with data chunks carrying no text (a
     /// role-only chat delta): TTFT is timed at the first chunk with text, not at these.
     #[serde(default, skip_serializing_if = "Option::is_none")]

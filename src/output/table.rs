@@ -47,6 +47,12 @@ pub fn render(run: &RunResult) -> String {
     if let Some(n) = c.connections {
         let _ = write!(line, "; {n} connections opened");
     }
+    if let Some(i) = c.reuse_stopped_at {
+        let _ = write!(
+            line,
+            "; none reused after request {i} (the server closes them after each answer)"
+        );
+    }
     if c.not_sent > 0 {
         let _ = write!(line, "; {} planned but not sent", c.not_sent);
     }

@@ -157,6 +157,7 @@ impl Session {
         let ended_at = Utc::now();
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
         summary.counts.connections = Some(sender.connections_opened());
+        summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),

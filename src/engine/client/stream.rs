@@ -13,6 +13,7 @@ use crate::model::wire::Usage;
 use crate::plan::prompts::RequestSpec;
 use futures_util::StreamExt;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::{timeout_at, Instant};
@@ -26,6 +27,8 @@ pub struct HttpSender {
     fresh: reqwest::Client,
     /// Connections both clients opened.
     connections: ConnectCounter,
+    /// Whether requests still take kept-alive connections from the pool.
+    reuse: Reuse,
     target: Arc<Target>,
     params: RequestParams,
     /// Prefix of the `X-Request-Id` header (`{run_id}-{index}`), so server logs line up.
@@ -39,6 +42,12 @@ impl HttpSender {
         self.connections.get()
     }
 
+    /// The request whose stale connection made this sender stop reusing connections, if one
+    /// did ([`Reuse`]).
+    pub fn reuse_stopped_at(&self) -> Option<u64> {
+        self.reuse.stopped_at()
+    }
+
     pub fn new(target: Target, params: RequestParams, run_id: String) -> Result<Self, BenchError> {
         let connections = ConnectCounter::default();
         let http = counted_http_client(&connections, true)?;
@@ -48,11 +57,53 @@ impl HttpSender {
             http,
             fresh,
             connections,
+            reuse: Reuse::default(),
             target: Arc::new(target),
             params,
             run_id,
             url,
         })
+    }
+}
+
+/// Whether requests still go out on pooled keep-alive connections, or each on a new one.
+///
+/// A server that closes every connection right after its answer while its headers promise
+/// keep-alive (llama-server after a streamed answer) gains nothing from a pool — every request
+/// needs a new connection anyway — and the pool races each close: a request that takes a
+/// connection whose close is still on its way is answered with a reset or an early EOF and
+/// sent again ([`stale_connection`]), and about one in 10 000–30 000 such requests was never
+/// sent at all, waiting inside hyper-util's pool for its whole first-token timeout with no
+/// socket (llama-server, and a raw server closing the same way; with no pool, none in 72 000).
+/// So once a pooled connection turns out to have been closed *and* at least half the requests
+/// sent so far have needed a connection of their own, the sender stops reusing connections
+/// for the rest of the run and says so (`counts.reuse_stopped_at`). A server that keeps its
+/// connections (about one a worker) and only rarely closes one as a keep-alive timeout ends
+/// keeps the pool: stopping there would add a (TLS) handshake to every later request.
+#[derive(Default)]
+struct Reuse {
+    sent: AtomicU64,
+    /// One more than the index of the request that stopped reuse; 0 while reuse goes on.
+    stopped: AtomicU64,
+}
+
+impl Reuse {
+    fn on(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed) == 0
+    }
+
+    fn stopped_at(&self) -> Option<u64> {
+        self.stopped.load(Ordering::Relaxed).checked_sub(1)
+    }
+
+    /// A pooled connection of request `index` had been closed by the server; `connections`:
+    /// opened so far.
+    fn stale(&self, index: u64, connections: u64) {
+        if connections.saturating_mul(2) >= self.sent.load(Ordering::Relaxed) {
+            let _ =
+                self.stopped
+                    .compare_exchange(0, index + 1, Ordering::Relaxed, Ordering::Relaxed);
+        }
     }
 }
 
@@ -183,8 +234,10 @@ impl HttpSender {
             ..Progress::default()
         };
 
-        let mut req = self
-            .http
+        self.reuse.sent.fetch_add(1, Ordering::Relaxed);
+        let pooled = self.reuse.on();
+        let client = if pooled { &self.http } else { &self.fresh };
+        let mut req = client
             .post(self.url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
@@ -209,9 +262,12 @@ impl HttpSender {
             // another pooled one, which may be closing too), and the record says so. The
             // retry's time stays in the latency.
             let retry = request.try_clone();
-            let mut first = step(&ctx.abort, first_deadline, self.http.execute(request)).await;
+            let mut first = step(&ctx.abort, first_deadline, client.execute(request)).await;
             if let (Step::Done(Err(e)), Some(again)) = (&first, retry) {
                 if stale_connection(e) {
+                    if pooled {
+                        self.reuse.stale(spec.index, self.connections.get());
+                    }
                     retried = true;
                     first = step(&ctx.abort, first_deadline, self.fresh.execute(again)).await;
                 }
@@ -401,9 +457,25 @@ impl HttpSender {
     }
 }
 
-/// The error of a request sent on a pooled connection the server had already closed.
+/// The error of a request sent on a pooled connection the server had already closed, before
+/// any of the response came: an EOF where the response should start, or — when the request
+/// reached a socket the server had closed — a reset or a broken pipe. (A raw server that
+/// closes right after each answer, as llama-server does, made every fifth request fail with a
+/// reset that was counted `stream_broken` until 2026-12-04.) A connect error is not one: no
+/// connection was had.
 fn stale_connection(e: &reqwest::Error) -> bool {
-    !e.is_connect()
-        && !e.is_timeout()
-        && error_chain(e).contains("connection closed before message completed")
+    if e.is_connect() || e.is_timeout() {
+        return false;
+    }
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = src {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+            if matches!(io.kind(), ConnectionReset | BrokenPipe | ConnectionAborted) {
+                return true;
+            }
+        }
+        src = err.source();
+    }
+    error_chain(e).contains("connection closed before message completed")
 }

@@ -231,6 +231,7 @@ impl Accumulator {
             }),
             retried: self.retried,
             connections: None,
+            reuse_stopped_at: None,
             textless_first_chunk: textless.quantile(0.5).map(|p50| TextlessFirst {
                 requests: textless.len() as u64,
                 gap_p50_ms: p50 / 1000.0,
