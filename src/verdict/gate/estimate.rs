@@ -228,7 +228,11 @@ fn latency(
     // distribution-free. A p95 of 8 or 40 values is a run's top one or two; paired as the
     // mean of the runs' own p95 differences (the method before 2026-12-04) a busy 12-block
     // A/A of 8-request runs false-failed a p95 in 2 of 10 rounds, and the rule is kept as
-    // it was validated: such quantiles are judged as two samples of runs.
+    // it was validated: such quantiles are judged as two samples of runs. Checked again with
+    // the blocks drawn again (`paired_var`) on the 20 quiet 40-request 12-block llama-server
+    // A/A rounds: pairing their p95s made effect/SE spread 1.76–1.84 in variance where t(11)
+    // expects 1.22 (two samples: 1.12–1.32 against t(22)'s 1.10) and failed p95 rows in 2
+    // rounds (two samples: 1) — too narrow, so still not.
     let min_n = min_n_for_quantile(p, cfg.alpha);
     let paired = arms.pairs.and_then(|pairs| {
         let enough = pairs
