@@ -50,24 +50,7 @@ for stream in (True, False):
     s.close()
     print(f"probe, {'streamed' if stream else 'not streamed'}: {answered} of 3 requests answered on one connection")
 EOF
-cat > "$work/s.toml" <<EOF
-name = "connections"
-api = "chat"
-seed = 13
-[request]
-temperature = 0.0
-ignore_eos = true
-first_token_timeout_s = 15
-timeout_s = 30
-[workload]
-type = "synthetic"
-input_tokens = 16
-output_tokens = 2
-[load]
-concurrency = 2
-requests = $requests
-warmup = 1
-EOF
+tiny_scenario "$work/s.toml" connections "$requests" 15 30
 for i in $(seq 1 "$rounds"); do
   "$BENCH" run "$work/s.toml" --endpoint "http://127.0.0.1:$port/v1" --out "$work/r$i" -q >/dev/null 2>&1
   json "$work/r$i/run.json" "'round $i: %d requests (warmup included), %d connections opened, %d retried, errors %s' % (d['summary']['counts']['sent'] + d['summary']['counts']['warmup'], d['summary']['counts']['connections'], d['summary']['counts']['retried'], d['summary']['counts']['errors'])"

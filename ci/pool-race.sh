@@ -56,23 +56,7 @@ EOF
 python3 "$work/server.py" "$port" "$mode" "$work/seen.log" & server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
 sleep 1
-cat >"$work/s.toml" <<EOF
-name = "pool-race"
-api = "chat"
-model = "raw"
-seed = 13
-[request]
-first_token_timeout_s = 2
-timeout_s = 5
-[workload]
-type = "synthetic"
-input_tokens = 16
-output_tokens = 2
-[load]
-concurrency = 2
-requests = $requests
-warmup = 1
-EOF
+tiny_scenario "$work/s.toml" pool-race "$requests" 2 5 raw
 for i in $(seq 1 "$rounds"); do
   "$BENCH" run "$work/s.toml" --endpoint "http://127.0.0.1:$port/v1" --out "$work/r$i" --no-server-metrics --keep-records all -q >/dev/null 2>&1
   sleep 0.2  # the server's log catches up

@@ -7,6 +7,30 @@ check() { if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1))
 json() { python3 -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# tiny_scenario FILE NAME REQUESTS FIRST_TOKEN_TIMEOUT_S TIMEOUT_S [MODEL]: a closed loop of two
+# workers sending REQUESTS 16-token prompts for 2 tokens each, one warmup request first
+# (ci/engine-connections.sh, ci/pool-race.sh). Without MODEL the server's first model is used.
+tiny_scenario() {
+  { echo "name = \"$2\""; echo 'api = "chat"'; echo 'seed = 13'
+    [ -n "${6:-}" ] && echo "model = \"$6\""
+    cat <<EOF
+[request]
+temperature = 0.0
+ignore_eos = true
+first_token_timeout_s = $4
+timeout_s = $5
+[workload]
+type = "synthetic"
+input_tokens = 16
+output_tokens = 2
+[load]
+concurrency = 2
+requests = $3
+warmup = 1
+EOF
+  } >"$1"
+}
+
 # run_checks LABEL RC RUN.json OK ENGINE CALIBRATED USAGE_MAY_LACK: what every engine suite asks
 # of a `bench run --calibrate` against it — exit 0, OK requests all ok, TTFT measured,
 # ignore_eos honoured (output = max_tokens; with USAGE_MAY_LACK=1 also passed when the count
