@@ -242,6 +242,20 @@ mod tests {
     use crate::testkit::{record, run_of, scenario};
 
     #[test]
+    fn the_requests_line_says_how_connections_went() {
+        let mut run = run_of(vec![record(0, Outcome::Ok)], scenario(""), 1);
+        let c = &mut run.summary.counts;
+        (c.retried, c.connections, c.reuse_stopped_at) = (1, Some(2), Some(2));
+        let out = render(&run);
+        assert!(
+            out.contains("; 1 retried after a closed keep-alive connection; 2 connections opened; none reused after request 2 (the server closes them after each answer)\n"),
+            "{out}"
+        );
+        run.summary.counts.reuse_stopped_at = None;
+        assert!(!render(&run).contains("none reused"));
+    }
+
+    #[test]
     fn snapshot() {
         let mut rs: Vec<_> = (0..4).map(|i| record(i, Outcome::Ok)).collect();
         rs[3].outcome = Outcome::Http(503);
