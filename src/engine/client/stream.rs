@@ -72,7 +72,7 @@ impl HttpSender {
 /// keep-alive (llama-server after a streamed answer) gains nothing from a pool — every request
 /// needs a new connection anyway — and the pool races each close: a request that takes a
 /// connection whose close is still on its way is answered with a reset or an early EOF and
-/// sent again ([`stale_connection`]), and about one in 10 000–30 000 such requests was never
+/// sent again ([`stale_connection`]), and about one in 8 000–30 000 such requests was never
 /// sent at all, waiting inside hyper-util's pool for its whole first-token timeout with no
 /// socket (llama-server, and a raw server closing the same way; with no pool, none in 72 000).
 /// So once a pooled connection turns out to have been closed *and* at least half the requests
