@@ -11,7 +11,8 @@
 # WORK is the directory engine-gate-check.sh printed ("rounds stored under …"), or one that
 # ci/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
 # EXTRA="--alpha 0.01" passes more options to bench compare; SAVE=DIR keeps each round's
-# comparison JSON there (ci/se-calibration.py reads them).
+# comparison JSON there as WORK-ROUND.json (ci/se-calibration.py reads them), so the rounds of
+# several WORK directories of one condition can share a DIR.
 set -euo pipefail
 bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}; var=${4:?VAR}
 n=${cond##*-}  # requests a run, as engine-gate-check.sh names its conditions
@@ -35,7 +36,7 @@ PY
   rm -f "$tmp/c.json"; rc=0  # a compare that errs must not leave the last round's verdicts to be read
   "$bench" compare "$scenario" --var "$var" "${cands[@]}" --baselines "$tmp/b" --json "$tmp/c.json" ${EXTRA:-} -q >"$tmp/out.txt" 2>&1 || rc=$?
   [ "${rc:-0}" -le 1 ] && [ -f "$tmp/c.json" ] || { echo "$(basename "$round"): compare failed:" >&2; cat "$tmp/out.txt" >&2; exit 2; }
-  [ -n "${SAVE:-}" ] && mkdir -p "$SAVE" && cp "$tmp/c.json" "$SAVE/$(basename "$round").json"
+  [ -n "${SAVE:-}" ] && mkdir -p "$SAVE" && cp "$tmp/c.json" "$SAVE/$(basename "$work")-$(basename "$round").json"
   line=$(python3 -c "import json; c=json.load(open('$tmp/c.json')); print(' '.join(r['metric'] + '=' + r['verdict'] for r in c['rows'] if r['verdict'] != 'not_gated'))")
   echo "$(basename "$round"): $line"
   rounds=$((rounds + 1))
