@@ -464,18 +464,13 @@ impl HttpSender {
 /// reset that was counted `stream_broken` until 2026-12-04.) A connect error is not one: no
 /// connection was had.
 fn stale_connection(e: &reqwest::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
     if e.is_connect() || e.is_timeout() {
         return false;
     }
-    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = src {
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
-            if matches!(io.kind(), ConnectionReset | BrokenPipe | ConnectionAborted) {
-                return true;
-            }
-        }
-        src = err.source();
-    }
-    error_chain(e).contains("connection closed before message completed")
+    let first: &(dyn std::error::Error + 'static) = e;
+    std::iter::successors(Some(first), |err| err.source())
+        .filter_map(|err| err.downcast_ref::<std::io::Error>())
+        .any(|io| matches!(io.kind(), ConnectionReset | BrokenPipe | ConnectionAborted))
+        || error_chain(e).contains("connection closed before message completed")
 }

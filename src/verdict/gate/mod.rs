@@ -360,23 +360,19 @@ fn resolve(r: &Row, noise: Option<Noise>, levels: Levels, interleaved: bool) -> 
             let unit = if interleaved { "blocks" } else { "runs a side" };
             let sooner = Sooner::of(r);
             let fewer = runs_needed(n, |se, df| sooner.decided(r, levels, se, df));
-            let stays = |k| sooner.text(r, fewer, k, unit);
+            let stays = sooner.text(r, fewer, whatever.unwrap_or(usize::MAX), unit);
             match (whatever, interleaved) {
                 (Some(k), true) => format!(
-                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {t} whatever the difference{}",
-                    stays(k)
+                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} blocks (--interleave --repeat {k}) would resolve {t} whatever the difference{stays}"
                 ),
                 (Some(k), false) => format!(
-                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {t} whatever the difference{}",
-                    stays(k)
+                    "{spread}, so the {few}, not the requests, are too few: ≈ {k} runs a side (--repeat {k} for baseline and compare) would resolve {t} whatever the difference{stays}"
                 ),
                 (None, true) => format!(
-                    "{spread}, too much to resolve {t} whatever the difference with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine){}",
-                    stays(usize::MAX)
+                    "{spread}, too much to resolve {t} whatever the difference with any practical number of blocks: make the runs steadier (longer runs, warmup, a quieter machine){stays}"
                 ),
                 (None, false) => format!(
-                    "{spread}, too much to resolve {t} whatever the difference with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave{}",
-                    stays(usize::MAX)
+                    "{spread}, too much to resolve {t} whatever the difference with any practical number of runs: make the runs steadier (longer runs, warmup, a quieter machine) or use --interleave{stays}"
                 ),
             }
         }
