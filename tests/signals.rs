@@ -147,3 +147,57 @@ fn a_second_signal_ends_the_grace_at_once() {
         run["summary"]["counts"]
     );
 }
+
+#[test]
+fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
+    // Both requests of a repetition go out at once and take ≈ 1.6 s (8 tokens, 200 ms apart),
+    // so SIGTERM after the server has both arrives when nothing is left to send: repetition 1
+    // finishes whole, and `baseline --repeat 3` must not carry on with 2 and 3 as if no one
+    // had asked it to stop (it did before: the signal was spent on a run that had no more to
+    // stop).
+    let cfg = Config {
+        token_gap: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let (addr, log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 2");
+    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("baseline")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(dir.path().join("store"))
+        .args(["--repeat", "3", "-q"])
+        .current_dir(dir.path())
+        .env("CI", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_requests(&log, 2);
+    sigterm(&child);
+    let (code, err) = finish(child);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no further run started"), "{err}");
+    let completions = |log: &Log| {
+        log.received
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.path.contains("completions"))
+            .count()
+    };
+    assert_eq!(completions(&log), 2, "no request of repetition 2 was sent");
+    assert!(
+        !dir.path().join("store").exists(),
+        "no baseline is saved from a stopped command"
+    );
+    let reps: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|r| r.unwrap().path())
+        .collect();
+    assert_eq!(reps.len(), 1, "only repetition 1 ran: {reps:?}");
+    assert!(reps[0].ends_with("rep1"), "{reps:?}");
+    assert_eq!(run_json(&reps[0])["complete"], true, "and it is whole");
+}

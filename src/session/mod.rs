@@ -69,6 +69,11 @@ impl Session {
     /// prints the summary table. An interrupted run is returned with `complete: false` after
     /// saying so.
     pub async fn run_to(&self, out: &Path, show: bool) -> Result<RunResult, BenchError> {
+        if let Some(name) = signals::received() {
+            return Err(BenchError::Runtime(format!(
+                "{name} during the last run, after it had sent every request (so that run is whole and written): no further run started"
+            )));
+        }
         let signals = Signals::listen(self.spec.grace);
         let csv = output::csv::RequestsWriter::create(&out.join("requests.csv"))?;
         let run = self.execute(signals.stop(), Some(csv)).await?;

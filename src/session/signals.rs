@@ -3,7 +3,9 @@
 //! dispatch and gives requests in flight the grace period, after which the partial run is
 //! written (`complete: false`, exit 2); a second signal ends the grace at once; a third exits
 //! immediately without writing (for a run stuck past both). One listener serves the process,
-//! routing each signal to the run under way.
+//! routing each signal to the run under way. A command of several runs (repetitions, blocks,
+//! sweep points) starts none after a signal: a signal that came after the last request was
+//! sent leaves that run whole, but the command stops.
 
 use crate::engine::runner::Stop;
 use std::sync::Mutex;
@@ -14,6 +16,14 @@ use tokio::task::JoinHandle;
 static CURRENT: Mutex<Option<(Stop, Duration)>> = Mutex::new(None);
 /// The one listener (per runtime: re-installed if the runtime it ran on has ended).
 static LISTENER: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+/// The first signal this process received, if any: a command of several runs starts no run
+/// after one, even when the run it arrived in had sent every request and finished whole.
+static RECEIVED: Mutex<Option<&'static str>> = Mutex::new(None);
+
+/// The signal that asked this process to stop, if one has (see [`RECEIVED`]).
+pub fn received() -> Option<&'static str> {
+    RECEIVED.lock().ok().and_then(|r| *r)
+}
 
 /// Routes stop signals to one run while it lives; dropping it stops routing them there. A
 /// signal that arrives while no run is under way (between two repetitions) ends the process
@@ -58,7 +68,10 @@ impl Drop for Signals {
 }
 
 /// One signal: the first stops dispatch, the second the grace, the third the process.
-fn route(name: &str) {
+fn route(name: &'static str) {
+    if let Ok(mut r) = RECEIVED.lock() {
+        r.get_or_insert(name);
+    }
     let current = CURRENT.lock().ok().and_then(|c| c.clone());
     match current {
         None => {
