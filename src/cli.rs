@@ -286,9 +286,21 @@ pub struct CompareArgs {
     /// the gate judges in pairs).
     #[arg(long)]
     pub repeat: Option<u32>,
-    /// Judge these stored runs (repeatable) instead of running the scenario now.
-    #[arg(long, value_name = "RUN.json")]
+    /// Judge these stored runs (repeatable) instead of running the scenario now: a run.json,
+    /// or a directory of repetitions (rep1/run.json, …) as --repeat and --interleave write.
+    #[arg(long, value_name = "RUN.json|DIR")]
     pub candidate: Vec<PathBuf>,
+    /// With --candidate: judge against these stored control runs (repeatable; a run.json or a
+    /// directory of repetitions) instead of the baseline's repetitions — an earlier
+    /// --interleave's OUT/control beside its OUT/candidate, judged again. The stored baseline
+    /// still names the configuration the control runs must be of.
+    #[arg(
+        long,
+        value_name = "RUN.json|DIR",
+        requires = "candidate",
+        conflicts_with = "against"
+    )]
+    pub control: Vec<PathBuf>,
     /// Run the baseline's configuration now as well, alternating with the candidate in ABBA
     /// blocks (--repeat of each), and judge against those control runs, so drift and machine
     /// load fall on both arms. The baseline's configuration is reached by its vars (simulator

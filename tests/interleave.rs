@@ -1,6 +1,7 @@
 //! `bench compare --interleave` and `--repeat` on the embedded simulator: control and
 //! candidate runs alternate (ABBA), a real change is still caught, nothing changed passes,
-//! and a configuration bench cannot reach is refused before anything runs.
+//! a configuration bench cannot reach is refused before anything runs, and the stored runs
+//! are judged again (`--control`, `--candidate`) to the same comparison.
 
 use std::path::Path;
 use std::process::Command;
@@ -138,6 +139,23 @@ fn interleaved_arms_alternate_and_judge_the_change() {
         err.contains("--interleave cannot reach the baseline's configuration: `engine`"),
         "{err}"
     );
+
+    // Stored control runs must be of the baseline's configuration: the candidate's are not.
+    let (rc, _, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--control",
+        out.join("candidate").to_str().unwrap(),
+        "--candidate",
+        out.join("candidate").to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("ran bw_eff: 0.8 → 0.4 instead of baseline main's configuration"),
+        "{err}"
+    );
 }
 
 /// `--interleave` without `--repeat` runs 6 blocks, the fewest the gate judges in pairs, and
@@ -171,4 +189,122 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(c["paired_blocks"], 6);
     assert_eq!(c["candidate_repetitions"], 6);
+
+    // The same runs judged again from their directories: the very same comparison.
+    let aa = dir.path().join("aa");
+    let again = dir.path().join("again.json");
+    let (rc2, _, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--control",
+        aa.join("control").to_str().unwrap(),
+        "--candidate",
+        aa.join("candidate").to_str().unwrap(),
+        "--json",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(rc2, rc, "{err}");
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    assert_eq!(d["rows"], c["rows"]);
+    assert_eq!(d["paired_blocks"], 6);
+    assert_eq!(d["interleaved"], true);
+
+    // Interrupted in its last block (the candidate's run cut short): the five blocks both
+    // arms finished are judged, and what is left out is said.
+    let last = aa.join("candidate/rep6/run.json");
+    let mut cut: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&last).unwrap()).unwrap();
+    cut["complete"] = false.into();
+    std::fs::write(&last, cut.to_string()).unwrap();
+    let (rc, _, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--control",
+        aa.join("control").to_str().unwrap(),
+        "--candidate",
+        aa.join("candidate").to_str().unwrap(),
+        "--json",
+        again.to_str().unwrap(),
+    ]);
+    assert!(rc == 0 || rc == 1, "exit {rc}\n{err}");
+    assert!(
+        err.contains("left out")
+            && err.contains("candidate/rep6/run.json (the run was interrupted)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "control/rep6/run.json (its block's other run is missing; judging the 5 blocks"
+        ),
+        "{err}"
+    );
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    assert_eq!(d["candidate_repetitions"], 5);
+    assert_eq!(d["baseline_repetitions"], 5);
+    // Named as a file, the cut run is refused rather than judged.
+    let (rc, _, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--candidate",
+        last.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("the run is incomplete"), "{err}");
+}
+
+/// An interleave that stops part-way (here `--switch` fails on its third call, after block 2's
+/// candidate run) keeps its runs and says how to judge the blocks both arms finished; that
+/// command judges block 1 and leaves out the unmatched run.
+#[test]
+fn a_stopped_interleave_says_how_to_judge_what_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, store) = recorded(dir.path());
+    let count = dir.path().join("switches");
+    let switch = format!(
+        "n=$(cat {0} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {0}; [ $n -lt 3 ]",
+        count.display()
+    );
+    let out = dir.path().join("cut");
+    let (rc, _, err) = run(&[
+        "compare",
+        &s,
+        "--baselines",
+        &store,
+        "--interleave",
+        "--switch",
+        &switch,
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("exited with exit status: 1"), "{err}");
+    let hint = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("bench compare "))
+        .unwrap_or_else(|| panic!("no command to judge the kept runs in: {err}"));
+    let args: Vec<&str> = std::iter::once("compare")
+        .chain(hint.split(' '))
+        .chain(["-q"])
+        .collect();
+    assert!(
+        args.contains(&"--control") && args.contains(&"--baselines"),
+        "{args:?}"
+    );
+    let (rc, _, err) = run(&args);
+    assert!(rc == 0 || rc == 1, "exit {rc}\n{err}");
+    assert!(
+        err.contains(
+            "candidate/rep2/run.json (its block's other run is missing; judging the block both"
+        ),
+        "{err}"
+    );
 }

@@ -112,19 +112,29 @@ pub fn check_control(base: &Baseline, control: &RunSpec) -> Result<(), BenchErro
     Ok(())
 }
 
-/// Runs `sh -c CMD` with `{arm}` filled in, then waits (up to 10 minutes) for the endpoint
-/// to list its models again.
+/// How long a `--switch` command may take, and then the endpoint to answer again.
+const SWITCH_WAIT: Duration = Duration::from_secs(600);
+
+/// Runs `sh -c CMD` with `{arm}` filled in (stopped after [`SWITCH_WAIT`]), then waits (up to
+/// [`SWITCH_WAIT`] again) for the endpoint to list its models.
 async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchError> {
     let line = cmd.replace("{arm}", arm.name());
     eprintln!(
         "interleave: switching the server to the {} ({line})",
         arm.name()
     );
-    let status = tokio::process::Command::new("sh")
+    let child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(&line)
-        .status()
+        .kill_on_drop(true)
+        .status();
+    let status = tokio::time::timeout(SWITCH_WAIT, child)
         .await
+        .map_err(|_| {
+            BenchError::Runtime(format!(
+                "--switch `{line}` did not return within 10 minutes (stopped); it must switch the server and return — bench waits for the endpoint itself"
+            ))
+        })?
         .map_err(|e| BenchError::Runtime(format!("--switch `{line}`: {e}")))?;
     if !status.success() {
         return Err(BenchError::Runtime(format!(
@@ -146,7 +156,7 @@ async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchEr
         if list_models(&target).await.is_ok() {
             return Ok(());
         }
-        if start.elapsed() > Duration::from_secs(600) {
+        if start.elapsed() > SWITCH_WAIT {
             return Err(BenchError::Runtime(format!(
                 "after --switch to the {}, {} did not answer for 10 minutes",
                 arm.name(),
@@ -200,6 +210,19 @@ pub async fn run(
         }
     }
     Ok((a, b))
+}
+
+/// An interleave that stopped (Ctrl-C, a failed switch, the server gone) keeps the runs it
+/// finished under `out`; the error says so and how to judge the blocks both arms finished.
+/// `compare`: the command line up to its run options (`bench compare SCENARIO --name …`).
+pub fn kept(e: BenchError, compare: &str, out: &Path) -> BenchError {
+    if !out.join("candidate/rep1/run.json").is_file() {
+        return e;
+    }
+    let dir = out.display();
+    BenchError::Runtime(format!(
+        "{e}\nthe runs finished so far are kept under {dir}; judge the blocks both arms finished with:\n  {compare} --control {dir}/control --candidate {dir}/candidate"
+    ))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `bench compare`: judge a candidate — `--repeat` runs now, stored runs (`--candidate`), or
 //! runs interleaved with the baseline's configuration (`--interleave`) — against a stored
-//! baseline (or `--against RUN.json`); exit 1 on a regression.
+//! baseline (or `--against RUN.json`, or stored control runs: `--control`); exit 1 on a
+//! regression.
 
 use crate::analysis::interleave::{self, check_control, control_opts};
 use crate::cli::CompareArgs;
@@ -10,7 +11,7 @@ use crate::error::BenchError;
 use crate::model::baseline::Baseline;
 use crate::model::result::RunResult;
 use crate::session::Session;
-use crate::verdict::{baseline as store, compare::compare, gate};
+use crate::verdict::{baseline as store, compare::compare, gate, stored as stored_runs};
 use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
@@ -57,7 +58,8 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             args.switch.as_deref(),
             &out,
         )
-        .await?;
+        .await
+        .map_err(|e| interleave::kept(e, &rejudge_command(&args), &out))?;
         eprintln!("control and candidate runs written under {}", out.display());
         let name = format!("{} (interleaved control)", stored.name);
         (Baseline::new(&name, a)?, b)
@@ -65,12 +67,16 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
             eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
         }
-        let runs = args
-            .candidate
-            .iter()
-            .map(|p| RunResult::load(p))
-            .collect::<Result<Vec<_>, _>>()?;
-        (stored, runs)
+        let mut cand = stored_runs::load(&args.candidate, "--candidate")?;
+        if args.control.is_empty() {
+            (stored, cand.runs)
+        } else {
+            let mut control = stored_runs::load(&args.control, "--control")?;
+            stored_runs::check_control(&stored, &control)?;
+            stored_runs::whole_blocks(&mut control, &mut cand);
+            let name = format!("{} (stored control)", stored.name);
+            (Baseline::new(&name, control.runs)?, cand.runs)
+        }
     } else {
         let session = Session::new(spec)?;
         let out = session.out_dir(&session.spec().scenario.name);
@@ -94,7 +100,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         (stored, runs)
     };
     let mut c = compare(&base, &cand, args.allow_multi, &cfg)?;
-    c.interleaved = args.interleave;
+    c.interleaved = args.interleave || gate::blocks(&base.repetitions, &cand).is_some();
     crate::out_text!("{}", output::compare::table(&c));
     let md = output::compare::markdown(&c);
     if let Some(p) = &args.markdown {
@@ -121,6 +127,19 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     } else {
         EXIT_OK
     })
+}
+
+/// `bench compare` with the scenario and the baseline's store and name as given: how to judge
+/// stored runs of this comparison again.
+fn rejudge_command(args: &CompareArgs) -> String {
+    let mut c = format!("bench compare {}", args.scenario.display());
+    if args.baselines != std::path::Path::new("baselines") {
+        c += &format!(" --baselines {}", args.baselines.display());
+    }
+    if args.name != "main" {
+        c += &format!(" --name {}", args.name);
+    }
+    c
 }
 
 /// `git config user.name`, else `$USER`, else "unknown".

@@ -17,8 +17,20 @@ pub const LATENCY_MAX_US: u64 = 86_400_000_000;
 /// Problems shown at most; the rest are counted.
 const SHOWN: usize = 4;
 
-/// Every way `run` is not a whole, self-consistent run (empty when it is).
+/// Every way `run` is not a whole, self-consistent run to judge against (empty when it is).
 pub fn problems(run: &RunResult) -> Vec<String> {
+    check(run, true)
+}
+
+/// The same for a run judged as a candidate, where no successful request is a result — its
+/// error rate is what regressed — and not a reason to refuse the run.
+pub fn candidate_problems(run: &RunResult) -> Vec<String> {
+    check(run, false)
+}
+
+/// `need_ok`: a run without a successful measured request is a problem (a reference has no
+/// latency to compare against).
+fn check(run: &RunResult, need_ok: bool) -> Vec<String> {
     let mut p = Vec::new();
     if !run.complete {
         p.push(match &run.failure {
@@ -27,7 +39,7 @@ pub fn problems(run: &RunResult) -> Vec<String> {
         });
     }
     if run.requests_omitted > 0 {
-        summary_only(run, &mut p);
+        summary_only(run, need_ok, &mut p);
         return p;
     }
     let measured: Vec<&RequestRecord> = run.requests.iter().filter(|r| !r.warmup).collect();
@@ -35,7 +47,7 @@ pub fn problems(run: &RunResult) -> Vec<String> {
         p.push("holds no measured requests".into());
         return p;
     }
-    counts(run, &measured, &mut p);
+    counts(run, &measured, need_ok, &mut p);
     latencies(&measured, &mut p);
     let w = run.summary.throughput.window_s;
     if !(w.is_finite() && w > 0.0) {
@@ -49,7 +61,7 @@ pub fn problems(run: &RunResult) -> Vec<String> {
 
 /// A run that kept no records (over `--keep-records`): its counts must add up, and its
 /// histograms must decode and hold its successful requests' latencies, all plausible.
-fn summary_only(run: &RunResult, p: &mut Vec<String>) {
+fn summary_only(run: &RunResult, need_ok: bool, p: &mut Vec<String>) {
     let c = &run.summary.counts;
     if !run.requests.is_empty() {
         p.push(format!(
@@ -75,7 +87,7 @@ fn summary_only(run: &RunResult, p: &mut Vec<String>) {
             c.sent
         ));
     }
-    if c.ok == 0 {
+    if need_ok && c.ok == 0 {
         p.push("has no successful measured request: there is no latency to compare against".into());
     }
     let w = run.summary.throughput.window_s;
@@ -121,7 +133,7 @@ fn summary_only(run: &RunResult, p: &mut Vec<String>) {
 }
 
 /// The summary's counts must be the records' counts.
-fn counts(run: &RunResult, measured: &[&RequestRecord], p: &mut Vec<String>) {
+fn counts(run: &RunResult, measured: &[&RequestRecord], need_ok: bool, p: &mut Vec<String>) {
     let c = &run.summary.counts;
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     let (mut ok, mut aborted) = (0u64, 0u64);
@@ -169,7 +181,7 @@ fn counts(run: &RunResult, measured: &[&RequestRecord], p: &mut Vec<String>) {
             indices.len()
         ));
     }
-    if ok == 0 {
+    if need_ok && ok == 0 {
         p.push("has no successful measured request: there is no latency to compare against".into());
     }
 }
@@ -301,5 +313,18 @@ mod tests {
             let got = problems(&r).join(" | ");
             assert!(got.contains(want), "`{want}` not in: {got}");
         }
+    }
+
+    #[test]
+    fn a_run_whose_every_request_failed_is_a_candidate_not_a_reference() {
+        let records = (0..4).map(|i| record(i, Outcome::Http(503))).collect();
+        let r = run_of(records, scenario(""), 1);
+        assert_eq!(candidate_problems(&r), Vec::<String>::new());
+        assert!(problems(&r)
+            .join(" ")
+            .contains("no successful measured request"));
+        let mut cut = r.clone();
+        cut.complete = false;
+        assert!(candidate_problems(&cut).join(" ").contains("incomplete"));
     }
 }

@@ -1,7 +1,8 @@
 //! Runs → verdicts: is the candidate worse than the baseline, metric by metric, beyond noise
 //! and beyond the threshold?
 //!
-//! * [`baseline`] — the store of baselines (repetitions of a run) under `baselines/`.
+//! * [`baseline`] — the store of baselines (repetitions of a run) under `baselines/`;
+//!   [`stored`] — stored runs named on the command line (`--candidate`, `--control`).
 //! * [`compare`] — comparability (same traffic, one var changed) and the [`Comparison`].
 //! * [`gate`] — estimate → [`decide`] → row, per metric; methods in [`stats`].
 //! * [`mode`] — naming what is not a regression (a change of mode, runs that split in two);
@@ -18,3 +19,4 @@ pub mod gate;
 pub mod mode;
 pub mod stack;
 pub mod stats;
+pub mod stored;
