@@ -8,7 +8,7 @@ rounds it came from, not new ones: say "joined" wherever its tallies are quoted.
 
     python3 ci/join-rounds.py WORK CONDITION OUT GROUP
     e.g. python3 ci/join-rounds.py /tmp/tmp.XXXX il-quiet-40 /tmp/j12 2
-         bash ci/rejudge.sh target/release/bench /tmp/j12 il-quiet-40 cpu_quota=off
+         bash ci/rejudge.sh target/release/bench /tmp/j12 il-quiet-40
 """
 import glob
 import os

@@ -1,40 +1,31 @@
 #!/usr/bin/env bash
 # Re-judges the stored rounds of ci/engine-gate-check.sh's interleaved conditions (il-…) with
 # a given bench binary, to see what a change to the gate does to verdicts on the same runs:
-# each round's control runs become the baseline, its candidate runs are judged with
-# --candidate. Prints one line per round (every gated row's verdict) and a tally: rounds with
-# a regressed row, with an inconclusive latency row, with an inconclusive throughput row.
+# each round's runs are judged again with `bench compare --control DIR --candidate DIR`
+# against the condition's stored baseline. Prints one line per round (every gated row's
+# verdict) and a tally: rounds with a regressed row, with an inconclusive latency row, with an
+# inconclusive throughput row.
 #
-#   bash ci/rejudge.sh BENCH WORK CONDITION VAR
-#   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40 cpu_quota=off
-#        bash ci/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8 cpu_quota=90000
+#   bash ci/rejudge.sh BENCH WORK CONDITION
+#   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40
+#        bash ci/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8
+# (A binary from before 2026-12-05 has no --control: judge with the script of its commit.)
 # WORK is the directory engine-gate-check.sh printed ("rounds stored under …"), or one that
 # ci/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
 # EXTRA="--alpha 0.01" passes more options to bench compare; SAVE=DIR keeps each round's
 # comparison JSON there as WORK-ROUND.json (ci/se-calibration.py reads them), so the rounds of
 # several WORK directories of one condition can share a DIR.
 set -euo pipefail
-bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}; var=${4:?VAR}
+bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}
 n=${cond##*-}  # requests a run, as engine-gate-check.sh names its conditions
 case $n in 8) scenario=scenarios/llama-server.toml ;; *) scenario="$work/llama-server-$n.toml" ;; esac
-template=$(ls "$work/$cond-b"/*/main.json)
-name=$(basename "$(dirname "$template")")
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 rounds=0; failed=0; tpot=0; inc_lat=0; inc_thr=0
 for round in $(ls -d "$work/$cond"-[0-9]* | grep -E -- "-[0-9]+$" | sort -V); do
   [ -f "$round.json" ] || continue  # a round the check did not finish
-  rm -rf "$tmp/b"; mkdir -p "$tmp/b/$name"
-  python3 - "$round" "$tmp/b/$name/main.json" "$template" <<'PY'
-import glob, json, sys
-round_dir, out, template = sys.argv[1:]
-b = json.load(open(template))
-rep = lambda f: int(f.rsplit("/rep", 1)[1].split("/")[0])  # rep10 after rep9, in run order
-b["repetitions"] = [json.load(open(f)) for f in sorted(glob.glob(round_dir + "/cand/control/rep*/run.json"), key=rep)]
-json.dump(b, open(out, "w"))
-PY
-  cands=(); for f in $(ls "$round"/cand/candidate/rep*/run.json | sort -V); do cands+=(--candidate "$f"); done
   rm -f "$tmp/c.json"; rc=0  # a compare that errs must not leave the last round's verdicts to be read
-  "$bench" compare "$scenario" --var "$var" "${cands[@]}" --baselines "$tmp/b" --json "$tmp/c.json" ${EXTRA:-} -q >"$tmp/out.txt" 2>&1 || rc=$?
+  "$bench" compare "$scenario" --control "$round/cand/control" --candidate "$round/cand/candidate" \
+    --baselines "$work/$cond-b" --json "$tmp/c.json" ${EXTRA:-} -q >"$tmp/out.txt" 2>&1 || rc=$?
   [ "${rc:-0}" -le 1 ] && [ -f "$tmp/c.json" ] || { echo "$(basename "$round"): compare failed:" >&2; cat "$tmp/out.txt" >&2; exit 2; }
   [ -n "${SAVE:-}" ] && mkdir -p "$SAVE" && cp "$tmp/c.json" "$SAVE/$(basename "$work")-$(basename "$round").json"
   line=$(python3 -c "import json; c=json.load(open('$tmp/c.json')); print(' '.join(r['metric'] + '=' + r['verdict'] for r in c['rows'] if r['verdict'] != 'not_gated'))")

@@ -6,7 +6,7 @@ false fails will exceed alpha, well below that it is wider than it needs to be. 
 comparison JSONs that ci/rejudge.sh keeps with SAVE=DIR (A/A conditions only: a slowdown's
 effect is not noise). With R rounds the variance itself is uncertain by about sqrt(2/R).
 
-    SAVE=/tmp/aa bash ci/rejudge.sh target/release/bench WORK il-busy-40 cpu_quota=off
+    SAVE=/tmp/aa bash ci/rejudge.sh target/release/bench WORK il-busy-40
     python3 ci/se-calibration.py /tmp/aa [DIR...]
 """
 import glob
