@@ -170,4 +170,19 @@ fn three_shards_merge_into_the_unsharded_run() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("shard 2/3 is missing"));
+    // An interrupted shard makes the merged run incomplete: written, marked, exit 2.
+    let cut = outs[2].join("run.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cut).unwrap()).unwrap();
+    r["complete"] = false.into();
+    std::fs::write(&cut, r.to_string()).unwrap();
+    let partial = dir.path().join("partial");
+    let o = bench()
+        .arg("merge")
+        .args(&outs)
+        .args(["--out", partial.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(read(&partial)["complete"], false);
 }

@@ -1,8 +1,10 @@
-//! `bench merge`: the shards of one distributed run → one run directory.
+//! `bench merge`: the shards of one distributed run → one run directory. A shard that was
+//! interrupted or failed makes the merged run incomplete too; it is written, and the exit code
+//! is 2, as `bench run`'s is for a partial run.
 
 use crate::error::BenchError;
 use crate::model::result::RunResult;
-use crate::{analysis, output, EXIT_OK};
+use crate::{analysis, output, EXIT_ERROR, EXIT_OK};
 use std::path::{Path, PathBuf};
 
 pub fn run(dirs: &[PathBuf], out: &Path) -> Result<u8, BenchError> {
@@ -15,5 +17,9 @@ pub fn run(dirs: &[PathBuf], out: &Path) -> Result<u8, BenchError> {
     crate::out_text!("{}", output::table::render(&merged));
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     crate::out!("\nwrote {}", names.join(", "));
+    if !merged.complete {
+        eprintln!("error: a shard was interrupted or failed; the merged run was written with complete: false");
+        return Ok(EXIT_ERROR);
+    }
     Ok(EXIT_OK)
 }
