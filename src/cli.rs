@@ -407,11 +407,13 @@ pub struct StackArgs {
     /// Keep climbing the ladder after a step regresses (the exit code is still 1).
     #[arg(long)]
     pub keep_going: bool,
-    /// Runs per ladder step (the gate needs ≥ 2 for run-to-run noise).
+    /// Runs per ladder step measured now (the gate needs ≥ 2 for run-to-run noise); with
+    /// --from, a step's runs are all its stored ones.
     #[arg(long, default_value_t = 2)]
     pub repeat: u32,
-    /// Read the runs from run.json files under this directory (matched by vars) instead of
-    /// running the simulator — for real engines.
+    /// Read the runs from run.json files under this directory (matched by vars; every run of a
+    /// configuration is a repetition of it) instead of running the simulator — for real
+    /// engines.
     #[arg(long)]
     pub from: Option<PathBuf>,
     /// Write the results as CSV (record columns, one row per metric × change).

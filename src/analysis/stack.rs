@@ -60,7 +60,7 @@ impl StackPlan {
             repeat: args.repeat.max(1) as usize,
             keep_going: args.keep_going,
             out,
-            pool: args.from.as_deref().map(runs_in),
+            pool: args.from.as_deref().map(runs_in).transpose()?,
         })
     }
 
@@ -69,11 +69,41 @@ impl StackPlan {
         self.tries.iter().map(|(k, v)| format!("{k}={v}")).collect()
     }
 
-    /// One run of the base plus `changes`: found in the pool, or measured now.
-    async fn obtain(&self, changes: &[&Change], out: &Path) -> Result<RunResult, BenchError> {
+    /// The runs of the base plus `changes`: every one the pool holds (in start order), or
+    /// `self.repeat` measured now under `out/repN`.
+    async fn obtain(&self, changes: &[&Change], out: &Path) -> Result<Vec<RunResult>, BenchError> {
         if let Some(pool) = &self.pool {
             return self.find(pool, changes);
         }
+        let mut runs = Vec::new();
+        for r in 0..self.repeat {
+            runs.push(self.measure(changes, &out.join(format!("rep{r}"))).await?);
+        }
+        Ok(runs)
+    }
+
+    /// The factorial's one run of the base plus `changes`: measured now under `self.out`, or
+    /// the pool's earliest, saying which others it leaves out (the factorial's interactions
+    /// are estimated within one run per configuration).
+    async fn obtain_one(&self, changes: &[&Change]) -> Result<RunResult, BenchError> {
+        let Some(pool) = &self.pool else {
+            return self.measure(changes, &self.out).await;
+        };
+        let mut found = self.find(pool, changes)?;
+        if found.len() > 1 {
+            let left: Vec<&str> = found[1..].iter().map(|r| r.run_id.as_str()).collect();
+            eprintln!(
+                "--from: {}: the factorial takes one run per configuration; using the earliest, {}, and leaving out {}",
+                label(changes),
+                found[0].run_id,
+                left.join(", ")
+            );
+        }
+        Ok(found.swap_remove(0))
+    }
+
+    /// One run of the base plus `changes`, measured now on the simulator.
+    async fn measure(&self, changes: &[&Change], out: &Path) -> Result<RunResult, BenchError> {
         let mut o = self.opts.clone();
         o.opts.extend(
             self.base
@@ -93,26 +123,38 @@ impl StackPlan {
         Ok(run)
     }
 
-    /// The pooled run whose vars hold the base and `changes`, and none of the other tries.
-    fn find(&self, pool: &[RunResult], changes: &[&Change]) -> Result<RunResult, BenchError> {
-        let want: Vec<&Change> = self.base.iter().chain(changes.iter().copied()).collect();
+    /// The pooled runs whose vars hold the base and `changes`, and none of the other tries —
+    /// all of them, in start order: repetitions of one configuration are its runs, not one
+    /// run found again.
+    fn find(&self, pool: &[RunResult], changes: &[&Change]) -> Result<Vec<RunResult>, BenchError> {
+        // The base with the changes applied over it: a change may set a key the base names
+        // (--base quant=none --try quant=int4), as the options of a measured run do.
+        let want: std::collections::BTreeMap<&String, &String> = self
+            .base
+            .iter()
+            .chain(changes.iter().copied())
+            .map(|(k, v)| (k, v))
+            .collect();
         let not_applied: Vec<&Change> =
             self.tries.iter().filter(|t| !changes.contains(t)).collect();
-        pool.iter()
-            .find(|r| {
-                want.iter().all(|(k, v)| r.vars.get(k) == Some(v))
+        let found: Vec<RunResult> = pool
+            .iter()
+            .filter(|r| {
+                want.iter().all(|(k, v)| r.vars.get(*k) == Some(*v))
                     && not_applied.iter().all(|(k, v)| r.vars.get(k) != Some(v))
             })
             .cloned()
-            .ok_or_else(|| {
-                BenchError::usage(format!(
-                    "--from: no run.json has vars {}",
-                    want.iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ))
-            })
+            .collect();
+        if found.is_empty() {
+            return Err(BenchError::usage(format!(
+                "--from: no run.json has vars {}",
+                want.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )));
+        }
+        Ok(found)
     }
 }
 
@@ -128,23 +170,42 @@ fn label(changes: &[&Change]) -> String {
     }
 }
 
-/// All run.json files under `dir`.
-fn runs_in(dir: &Path) -> Vec<RunResult> {
-    let mut out = Vec::new();
+/// Every run.json under `dir`, in start order. One that cannot be read or is corrupt is an
+/// error naming it (it was skipped without a word before 2026-12-05); one marked interrupted is
+/// left out, said on stderr; the same run found twice (a copied directory) is an error, since
+/// it would count as two repetitions.
+fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
+    let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+        let entries = std::fs::read_dir(&d)
+            .map_err(|e| BenchError::Runtime(format!("--from {}: {e}", d.display())))?;
+        for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
             } else if p.file_name().is_some_and(|n| n == "run.json") {
-                if let Ok(r) = RunResult::load(&p) {
-                    out.push(r);
-                }
+                files.push(p);
             }
         }
     }
-    out
+    files.sort();
+    let mut runs: Vec<(RunResult, PathBuf)> = Vec::new();
+    for f in files {
+        if let Some(r) = crate::verdict::stored::load_file(&f, "--from", true)? {
+            if let Some((_, first)) = runs.iter().find(|(o, _)| o.run_id == r.run_id) {
+                return Err(BenchError::usage(format!(
+                    "--from: {} and {} are the same run ({}); keep one",
+                    first.display(),
+                    f.display(),
+                    r.run_id
+                )));
+            }
+            runs.push((r, f));
+        }
+    }
+    runs.sort_by_key(|(r, _)| r.started_at);
+    Ok(runs.into_iter().map(|(r, _)| r).collect())
 }
 
 /// Every combination of the tries (base, each alone, each pair, all), then their interactions.
@@ -154,7 +215,7 @@ pub async fn factorial(plan: &StackPlan) -> Result<Vec<InteractionRow>, BenchErr
     for mask in 0..(1usize << n) {
         let set: Vec<usize> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
         let changes: Vec<&Change> = set.iter().map(|i| &plan.tries[*i]).collect();
-        let run = plan.obtain(&changes, &plan.out).await?;
+        let run = plan.obtain_one(&changes).await?;
         arms.push(Arm::from_run(set, &run));
     }
     Ok(interactions(&arms, &plan.names()))
@@ -164,16 +225,7 @@ pub async fn factorial(plan: &StackPlan) -> Result<Vec<InteractionRow>, BenchErr
 /// (`repeat` runs each); a regressing step stops the climb unless `keep_going`.
 pub async fn ladder(plan: &StackPlan, gate: &GateConfig) -> Result<Ladder, BenchError> {
     let applied = |k: usize| -> Vec<&Change> { plan.tries[..k].iter().collect() };
-    let step_runs = |k: usize| async move {
-        let mut runs = Vec::new();
-        for r in 0..plan.repeat {
-            runs.push(
-                plan.obtain(&applied(k), &plan.out.join(format!("rep{r}")))
-                    .await?,
-            );
-        }
-        Ok::<_, BenchError>(runs)
-    };
+    let step_runs = |k: usize| async move { plan.obtain(&applied(k), &plan.out).await };
     let names = plan.names();
     let mut prev = step_runs(0).await?;
     let tpot = |r: &RunResult| {
@@ -207,4 +259,64 @@ pub async fn ladder(plan: &StackPlan, gate: &GateConfig) -> Result<Ladder, Bench
         }
     }
     Ok(ladder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `--from` pool of runs with these ids and `quant` values, started in this order.
+    fn pool(runs: &[(&str, &str)]) -> StackPlan {
+        let mut rng = crate::testkit::rng(1);
+        let pool = runs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, quant))| {
+                let mut r = crate::testkit::lognormal_run(10, 50.0, 0.0, &mut rng);
+                r.run_id = id.to_string();
+                r.started_at += chrono::Duration::seconds(i as i64);
+                r.vars = [("quant".to_string(), quant.to_string())].into();
+                r
+            })
+            .collect();
+        StackPlan {
+            scenario: PathBuf::new(),
+            opts: {
+                use clap::Parser;
+                let cli = crate::cli::Cli::try_parse_from(["bench", "run", "s.toml"]).unwrap();
+                let crate::cli::Command::Run(args) = cli.command else {
+                    unreachable!()
+                };
+                args.opts
+            },
+            base: vec![("quant".into(), "none".into())],
+            tries: vec![("quant".into(), "int4".into())],
+            repeat: 2,
+            keep_going: false,
+            out: PathBuf::new(),
+            pool: Some(pool),
+        }
+    }
+
+    #[test]
+    fn a_configurations_stored_repetitions_are_all_its_runs() {
+        // Before 2026-12-05 the ladder asked the pool --repeat times and got its first match
+        // each time: one run judged as two repetitions with no spread between them. And a
+        // change of a key the base names (quant=none → int4) matched no run at all.
+        let plan = pool(&[
+            ("b1", "none"),
+            ("q1", "int4"),
+            ("b2", "none"),
+            ("q2", "int4"),
+        ]);
+        let ids =
+            |runs: Vec<RunResult>| -> Vec<String> { runs.into_iter().map(|r| r.run_id).collect() };
+        let base = plan.find(plan.pool.as_ref().unwrap(), &[]).unwrap();
+        assert_eq!(ids(base), ["b1", "b2"]);
+        let int4 = &plan.tries[0];
+        let tried = plan.find(plan.pool.as_ref().unwrap(), &[int4]).unwrap();
+        assert_eq!(ids(tried), ["q1", "q2"]);
+        let none = pool(&[("b1", "none")]);
+        assert!(none.find(none.pool.as_ref().unwrap(), &[int4]).is_err());
+    }
 }

@@ -71,6 +71,7 @@ mod tests {
             for rep in 0..2 {
                 let mut r = run(600, *ms, 0.0, &mut rng);
                 r.scenario_name = "lad".into();
+                r.run_id = format!("lad-c{i}r{rep}");
                 r.vars = [("quant", *quant), ("prefix_cache", *pc)]
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -1,6 +1,7 @@
 //! Stored runs named on `bench compare`'s command line: `--candidate` (runs to judge) and
 //! `--control` (the control arm of an earlier `--interleave`, judged again with other
-//! thresholds, another `--alpha`, or after an interruption).
+//! thresholds, another `--alpha`, or after an interruption); [`load_file`] also reads
+//! `bench stack --from DIR`'s.
 //!
 //! A path is a `run.json`, or a directory holding one, or a directory of repetitions
 //! (`rep1/run.json`, `rep2/…`, taken in repetition order) — what `bench compare --repeat` and
@@ -33,27 +34,36 @@ pub fn load(paths: &[PathBuf], flag: &str) -> Result<Arm, BenchError> {
     for path in paths {
         let (files, in_dir) = files(path, flag)?;
         for file in files {
-            let run = RunResult::load(&file)?;
-            if in_dir && !run.complete {
-                eprintln!(
-                    "{flag}: left out {} (the run was interrupted)",
-                    file.display()
-                );
-                continue;
+            if let Some(run) = load_file(&file, flag, in_dir)? {
+                arm.runs.push(run);
+                arm.files.push(file);
             }
-            let problems = consistency::candidate_problems(&run);
-            if !problems.is_empty() {
-                return Err(BenchError::Runtime(format!(
-                    "{flag} {}: the run {}; a partial or corrupt run cannot be judged — leave it out or run it again",
-                    file.display(),
-                    problems.join("; ")
-                )));
-            }
-            arm.runs.push(run);
-            arm.files.push(file);
         }
     }
     Ok(arm)
+}
+
+/// One stored run to judge: an error naming `file` if it is corrupt or self-contradictory, or
+/// cut short when named on its own; `None` (said on stderr) when it was interrupted and
+/// `found` — met in a directory rather than named — so that it is left out.
+pub fn load_file(file: &Path, flag: &str, found: bool) -> Result<Option<RunResult>, BenchError> {
+    let run = RunResult::load(file)?;
+    if found && !run.complete {
+        eprintln!(
+            "{flag}: left out {} (the run was interrupted)",
+            file.display()
+        );
+        return Ok(None);
+    }
+    let problems = consistency::candidate_problems(&run);
+    if !problems.is_empty() {
+        return Err(BenchError::Runtime(format!(
+            "{flag} {}: the run {}; a partial or corrupt run cannot be judged — leave it out or run it again",
+            file.display(),
+            problems.join("; ")
+        )));
+    }
+    Ok(Some(run))
 }
 
 /// The run files a path names, and whether it was a directory of repetitions.
