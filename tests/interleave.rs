@@ -30,6 +30,27 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `compare --control OUT/control --candidate OUT/candidate --json JSON`: (exit code, stderr).
+fn rejudge(scenario: &str, store: &str, out: &Path, json: &Path) -> (i32, String) {
+    let (rc, _, err) = run(&[
+        "compare",
+        scenario,
+        "--baselines",
+        store,
+        "--control",
+        out.join("control").to_str().unwrap(),
+        "--candidate",
+        out.join("candidate").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    (rc, err)
+}
+
 /// The scenario, with a baseline of 2 repetitions recorded: (scenario path, store path).
 fn recorded(dir: &Path) -> (String, String) {
     let s = scenario(dir).to_str().unwrap().to_string();
@@ -185,29 +206,16 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
         "{stdout}"
     );
     assert!(stdout.contains("t df 5.0"), "{stdout}");
-    let c: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let c = read_json(&json);
     assert_eq!(c["paired_blocks"], 6);
     assert_eq!(c["candidate_repetitions"], 6);
 
     // The same runs judged again from their directories: the very same comparison.
     let aa = dir.path().join("aa");
     let again = dir.path().join("again.json");
-    let (rc2, _, err) = run(&[
-        "compare",
-        s,
-        "--baselines",
-        store,
-        "--control",
-        aa.join("control").to_str().unwrap(),
-        "--candidate",
-        aa.join("candidate").to_str().unwrap(),
-        "--json",
-        again.to_str().unwrap(),
-    ]);
+    let (rc2, err) = rejudge(s, store, &aa, &again);
     assert_eq!(rc2, rc, "{err}");
-    let d: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    let d = read_json(&again);
     assert_eq!(d["rows"], c["rows"]);
     assert_eq!(d["paired_blocks"], 6);
     assert_eq!(d["interleaved"], true);
@@ -215,22 +223,10 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
     // Interrupted in its last block (the candidate's run cut short): the five blocks both
     // arms finished are judged, and what is left out is said.
     let last = aa.join("candidate/rep6/run.json");
-    let mut cut: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&last).unwrap()).unwrap();
+    let mut cut = read_json(&last);
     cut["complete"] = false.into();
     std::fs::write(&last, cut.to_string()).unwrap();
-    let (rc, _, err) = run(&[
-        "compare",
-        s,
-        "--baselines",
-        store,
-        "--control",
-        aa.join("control").to_str().unwrap(),
-        "--candidate",
-        aa.join("candidate").to_str().unwrap(),
-        "--json",
-        again.to_str().unwrap(),
-    ]);
+    let (rc, err) = rejudge(s, store, &aa, &again);
     assert!(rc == 0 || rc == 1, "exit {rc}\n{err}");
     assert!(
         err.contains("left out")
@@ -243,8 +239,7 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
         ),
         "{err}"
     );
-    let d: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    let d = read_json(&again);
     assert_eq!(d["candidate_repetitions"], 5);
     assert_eq!(d["baseline_repetitions"], 5);
     // Named as a file, the cut run is refused rather than judged.
