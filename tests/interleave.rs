@@ -303,3 +303,34 @@ fn a_stopped_interleave_says_how_to_judge_what_it_kept() {
         "{err}"
     );
 }
+
+/// What bench prints of a `--switch` command never holds the API key, should the command
+/// (against advice) carry it.
+#[test]
+fn a_switch_command_is_printed_without_the_api_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, store) = recorded(dir.path());
+    let key = "sk-test-0123456789abcdef";
+    let o = bench()
+        .args([
+            "compare",
+            &s,
+            "--baselines",
+            &store,
+            "--interleave",
+            "--repeat",
+            "1",
+        ])
+        .args(["--switch", &format!("test {key} = {key}")])
+        .args(["--out", dir.path().join("k").to_str().unwrap(), "-q"])
+        .env("CI", "1")
+        .env("OPENAI_API_KEY", key)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("switching the server to the baseline (test <redacted>"),
+        "{err}"
+    );
+    assert!(!err.contains("0123456789"), "{err}");
+}

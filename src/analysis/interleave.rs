@@ -15,6 +15,7 @@
 use crate::cli::RunOpts;
 use crate::config::kv;
 use crate::config::run::RunSpec;
+use crate::engine::client::target::redact;
 use crate::engine::client::{list_models, Target};
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
@@ -118,14 +119,16 @@ const SWITCH_WAIT: Duration = Duration::from_secs(600);
 /// Runs `sh -c CMD` with `{arm}` filled in (stopped after [`SWITCH_WAIT`]), then waits (up to
 /// [`SWITCH_WAIT`] again) for the endpoint to list its models.
 async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchError> {
-    let line = cmd.replace("{arm}", arm.name());
+    let run = cmd.replace("{arm}", arm.name());
+    // What bench prints of the command: without the API key, should the command hold it.
+    let line = redact(&run, session.spec().api_key.as_deref().unwrap_or(""));
     eprintln!(
         "interleave: switching the server to the {} ({line})",
         arm.name()
     );
     let child = tokio::process::Command::new("sh")
         .arg("-c")
-        .arg(&line)
+        .arg(&run)
         .kill_on_drop(true)
         .status();
     let status = tokio::time::timeout(SWITCH_WAIT, child)
