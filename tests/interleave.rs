@@ -302,6 +302,23 @@ fn a_stopped_interleave_says_how_to_judge_what_it_kept() {
         ),
         "{err}"
     );
+    // Another compare into the same --out would mix its runs with these: refused first.
+    let (rc, _, err) = run(&[
+        "compare",
+        &s,
+        "--baselines",
+        &store,
+        "--interleave",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("already holds runs of an earlier command"),
+        "{err}"
+    );
+    assert!(!err.contains("interleave: block"), "nothing ran: {err}");
 }
 
 /// What bench prints of a `--switch` command never holds the API key, should the command

@@ -36,6 +36,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     }
     let session = Session::new(spec)?;
     let stem = session.out_dir(&format!("{}-baseline", session.spec().scenario.name));
+    output::check_fresh(&stem)?;
     let mut reps = Vec::new();
     for i in 1..=args.repeat {
         eprintln!("baseline {}: repetition {i} of {}", args.name, args.repeat);

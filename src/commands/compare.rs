@@ -51,6 +51,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         check_control(&stored, &control)?;
         let candidate = Session::new(spec)?;
         let out = candidate.out_dir(&candidate.spec().scenario.name);
+        output::check_fresh(&out)?;
         let (a, b) = interleave::run(
             &Session::new(control)?,
             &candidate,
@@ -80,6 +81,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     } else {
         let session = Session::new(spec)?;
         let out = session.out_dir(&session.spec().scenario.name);
+        output::check_fresh(&out)?;
         let mut runs = Vec::new();
         for i in 1..=k {
             let dir = if k == 1 {

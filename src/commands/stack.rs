@@ -14,6 +14,9 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
         .out
         .clone()
         .unwrap_or_else(|| default_out_dir("stack"));
+    if args.from.is_none() {
+        output::check_fresh(&out)?;
+    }
     let plan = StackPlan::from_args(&args, out)?;
     let owner = args.owner.clone().unwrap_or_default();
     if args.ladder {

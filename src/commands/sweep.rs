@@ -15,6 +15,7 @@ pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
         .out
         .clone()
         .unwrap_or_else(|| default_out_dir("sweep"));
+    output::check_fresh(&out)?;
     let slo_ttft_ms = spec.scenario.slo.ttft_ms;
     let s = sweep(&plan, &args.scenario, &args.opts, spec.scenario.name, &out).await?;
     crate::out_text!("{}", output::sweep::render(&s, plan.attainment));

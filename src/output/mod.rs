@@ -38,6 +38,30 @@ pub mod vllm;
 use crate::error::BenchError;
 use crate::model::result::RunResult;
 use std::io::Write;
+
+/// A command that writes several runs under `out` (repetitions, blocks, sweep points, stack
+/// configurations) refuses a directory that already holds runs: its own would land beside an
+/// earlier command's, and whatever later reads the directory — `compare --control/--candidate
+/// DIR`, `stack --from DIR` — would take both as one set.
+pub fn check_fresh(out: &Path) -> Result<(), BenchError> {
+    let mut dirs = vec![(out.to_path_buf(), 0)];
+    while let Some((d, depth)) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.file_name().is_some_and(|n| n == "run.json") {
+                return Err(BenchError::usage(format!(
+                    "--out {} already holds runs of an earlier command ({}); this one writes several runs there, and a directory read later as one set of runs would mix the two: give another --out, or remove it",
+                    out.display(),
+                    p.display()
+                )));
+            }
+            if depth < 3 && p.is_dir() {
+                dirs.push((p, depth + 1));
+            }
+        }
+    }
+    Ok(())
+}
 use std::path::{Path, PathBuf};
 
 /// Milliseconds to 4 significant digits (µs below 1 ms): the precision the histograms hold.
