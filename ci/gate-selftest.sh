@@ -19,7 +19,7 @@ rc=$?; cat "$work/aa.txt"
 if [ $rc -eq 1 ]; then
   # A shared machine can stall a whole run; a real defect fails twice.
   echo "A/A compare failed once; repeating it to tell machine noise from a defect" >&2
-  "$BENCH" compare "$S" --baselines "$work/baselines" --out "$work/aa" >"$work/aa.txt"
+  "$BENCH" compare "$S" --baselines "$work/baselines" --out "$work/aa2" >"$work/aa.txt"
   rc=$?; cat "$work/aa.txt"
 fi
 [ $rc -eq 0 ] || fail "A/A compare exited $rc, expected 0"
