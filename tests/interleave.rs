@@ -242,6 +242,20 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
     let d = read_json(&again);
     assert_eq!(d["candidate_repetitions"], 5);
     assert_eq!(d["baseline_repetitions"], 5);
+    // The interleave's own directory given as the candidate: told which two to give.
+    let (rc, _, err) = run(&[
+        "compare",
+        s,
+        "--baselines",
+        store,
+        "--candidate",
+        aa.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("an --interleave's output: give --control"),
+        "{err}"
+    );
     // Named as a file, the cut run is refused rather than judged.
     let (rc, _, err) = run(&[
         "compare",

@@ -85,8 +85,16 @@ fn files(path: &Path, flag: &str) -> Result<(Vec<PathBuf>, bool), BenchError> {
         })
         .collect();
     if reps.is_empty() {
+        let hint = if path.join("candidate").is_dir() && path.join("control").is_dir() {
+            format!(
+                " (an --interleave's output: give --control {0}/control --candidate {0}/candidate)",
+                path.display()
+            )
+        } else {
+            String::new()
+        };
         return Err(BenchError::usage(format!(
-            "{flag} {}: no run.json and no rep*/run.json in this directory",
+            "{flag} {}: no run.json and no rep*/run.json in this directory{hint}",
             path.display()
         )));
     }
