@@ -13,6 +13,13 @@ pub fn render(run: &RunResult, findings: &[Finding]) -> String {
         "diagnosis of {} ({}), in the recommended order: stability → TTFT → TPOT → tail → capacity",
         run.scenario_name, run.run_id
     );
+    if !run.complete {
+        let why = run.failure.as_deref().unwrap_or("interrupted");
+        let _ = writeln!(
+            o,
+            "  note: the run is incomplete ({why}): this is what its requests measured, and a symptom of the part not run cannot show"
+        );
+    }
     if findings.is_empty() {
         let _ = writeln!(o, "  no symptom above its threshold (TTFT p95 ≤ SLO or {} ms, TPOT p95 ≤ SLO or {} ms, p99/p50 ≤ {}, errors ≤ {} %)", Limits::TTFT_P95_MS, Limits::TPOT_P95_MS, Limits::TAIL_RATIO, Limits::ERROR_RATE * 100.0);
     }

@@ -263,6 +263,10 @@ fn plan_and_selftest_renderers() {
         conflicts: vec![],
     };
     insta::assert_snapshot!("diagnosis_finding", diagnose::render(&run(), &[f]));
+    let mut cut = run();
+    cut.complete = false;
+    assert!(diagnose::render(&cut, &[])
+        .contains("note: the run is incomplete (interrupted): this is what its requests measured"));
 }
 
 #[test]
