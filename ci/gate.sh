@@ -7,7 +7,7 @@
 # with the candidate's in 6 ABBA blocks (--repeat), judged in pairs, and drift falls on both
 # arms instead of looking like a regression. Runs a side without it (--repeat, default 3, for
 # `bench baseline` and here alike): on a noisy engine 3 see a ≈ 40 % slowdown but only about
-# half of ≈ 15 % ones; 6 to 12 see most (README, "Interleaving", measured on llama-server).
+# half of ≈ 15 % ones; 6 to 12 see most (docs/gate-validation.md, measured on llama-server).
 # An inconclusive row says how many runs or blocks would do.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -9,7 +9,7 @@
 #   bash ci/rejudge.sh BENCH WORK CONDITION
 #   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40
 #        bash ci/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8
-# (A binary from before 2026-12-05 has no --control: judge with the script of its commit.)
+# (A binary from before d9e09a6 has no --control: judge with the script of its commit.)
 # WORK is the directory engine-gate-check.sh printed ("rounds stored under …"), or one that
 # ci/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
 # EXTRA="--alpha 0.01" passes more options to bench compare; SAVE=DIR keeps each round's

@@ -171,7 +171,7 @@ fn label(changes: &[&Change]) -> String {
 }
 
 /// Every run.json under `dir`, in start order. One that cannot be read or is corrupt is an
-/// error naming it (it was skipped without a word before 2026-12-05); one marked interrupted is
+/// error naming it (until 2026-12-04 it was skipped without a word); one marked interrupted is
 /// left out, said on stderr; the same run found twice (a copied directory) is an error, since
 /// it would count as two repetitions.
 fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
@@ -300,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_configurations_stored_repetitions_are_all_its_runs() {
-        // Before 2026-12-05 the ladder asked the pool --repeat times and got its first match
+        // Until 2026-12-04 the ladder asked the pool --repeat times and got its first match
         // each time: one run judged as two repetitions with no spread between them. And a
         // change of a key the base names (quant=none → int4) matched no run at all.
         let plan = pool(&[
