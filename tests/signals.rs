@@ -150,13 +150,13 @@ fn a_second_signal_ends_the_grace_at_once() {
 
 #[test]
 fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
-    // Both requests of a repetition go out at once and take ≈ 1.6 s (8 tokens, 200 ms apart),
+    // Both requests of a repetition go out at once and take ≈ 3.2 s (8 tokens, 400 ms apart),
     // so SIGTERM after the server has both arrives when nothing is left to send: repetition 1
     // finishes whole, and `baseline --repeat 3` must not carry on with 2 and 3 as if no one
     // had asked it to stop (it did before: the signal was spent on a run that had no more to
     // stop).
     let cfg = Config {
-        token_gap: Duration::from_millis(200),
+        token_gap: Duration::from_millis(400),
         ..Config::default()
     };
     let (addr, log) = common::spawn_background(cfg);
@@ -200,4 +200,57 @@ fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
     assert_eq!(reps.len(), 1, "only repetition 1 ran: {reps:?}");
     assert!(reps[0].ends_with("rep1"), "{reps:?}");
     assert_eq!(run_json(&reps[0])["complete"], true, "and it is whole");
+}
+
+#[test]
+fn a_stopped_compare_says_how_to_judge_the_runs_it_kept() {
+    // The same late signal during repetition 2 of `compare --repeat 3`: repetitions 1 and 2
+    // are whole, 3 never starts, and the error names the command that judges the two.
+    let cfg = Config {
+        token_gap: Duration::from_millis(400),
+        ..Config::default()
+    };
+    let (addr, log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 2");
+    let store = dir.path().join("store");
+    let bench = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_bench"));
+        c.args(args)
+            .arg(&scenario)
+            .arg("--baselines")
+            .arg(&store)
+            .current_dir(dir.path())
+            .env("CI", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let ok = bench(&["baseline", "--repeat", "1", "-q"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = dir.path().join("cand");
+    let child = bench(&[
+        "compare",
+        "--repeat",
+        "3",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    wait_for_requests(&log, 6); // the baseline's 2, repetition 1's 2, repetition 2's 2
+    sigterm(&child);
+    let (code, err) = finish(child);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no further run started"), "{err}");
+    assert!(
+        err.contains("the 2 candidate runs finished are kept under")
+            && err.contains(&format!("--candidate {}", out.display())),
+        "{err}"
+    );
+    assert_eq!(run_json(&out.join("rep2"))["complete"], true);
+    assert!(!out.join("rep3").exists());
 }

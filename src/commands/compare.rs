@@ -92,8 +92,28 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             if k > 1 {
                 eprintln!("candidate: repetition {i} of {k}");
             }
-            let run = session.run_to(&dir, false).await?;
+            // Stopped part-way: the runs finished so far can still be judged.
+            let kept = |why: &str| {
+                if i > 1 {
+                    eprintln!(
+                        "{why}the {} candidate runs finished are kept under {}; judge them with:\n  {} --candidate {}",
+                        i - 1,
+                        out.display(),
+                        rejudge_command(&args),
+                        out.display()
+                    );
+                }
+            };
+            let run = match session.run_to(&dir, false).await {
+                Ok(run) => run,
+                Err(e) if i > 1 => {
+                    kept(&format!("error: {e}\n"));
+                    return Ok(EXIT_ERROR);
+                }
+                Err(e) => return Err(e),
+            };
             if !run.complete {
+                kept("");
                 return Ok(EXIT_ERROR);
             }
             runs.push(run);
