@@ -136,7 +136,11 @@ pub fn compare(
     }
     let mut rows = gate::evaluate(&base.repetitions, cands, cfg);
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
-    notes.extend(environment::differences(&base.repetitions, cands));
+    notes.extend(environment::differences(
+        &base.repetitions,
+        cands,
+        !diffs.is_empty(),
+    ));
     Ok(Comparison {
         schema_version: COMPARE_SCHEMA,
         scenario_name: cand.scenario_name.clone(),
@@ -199,6 +203,28 @@ mod tests {
         cand.vars = vars(&[("prefix_cache", "off"), ("engine", "x")]);
         let c = compare(&base, std::slice::from_ref(&cand), false, &cfg()).unwrap();
         assert_eq!(c.change, "none (A/A)");
+        assert!(!c.notes.iter().any(|n| n.starts_with("model:")));
+        // Another model asked for, and no var says so: "A/A" would hide it.
+        let mut other = cand.clone();
+        other.model = "m-awq".into();
+        let mut base_m = base.clone();
+        base_m
+            .repetitions
+            .iter_mut()
+            .for_each(|r| r.model = "m".into());
+        let c = compare(&base_m, std::slice::from_ref(&other), false, &cfg()).unwrap();
+        assert!(
+            c.notes.iter().any(|n| n.contains(
+                "`m`, the candidate's for `m-awq` — a different model is a change of its own"
+            )),
+            "{:?}",
+            c.notes
+        );
+        other.vars.insert("prefix_cache".into(), "on".into());
+        let c = compare(&base_m, std::slice::from_ref(&other), false, &cfg()).unwrap();
+        assert!(c
+            .notes
+            .contains(&"model: `m` → `m-awq`, with the change the vars name".to_string()));
         cand.vars.insert("prefix_cache".into(), "on".into());
         let c = compare(&base, std::slice::from_ref(&cand), false, &cfg()).unwrap();
         assert_eq!(c.change, "prefix_cache: off → on");

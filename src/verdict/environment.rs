@@ -1,5 +1,6 @@
-//! When baseline and candidate did not run under the same conditions, say so: another CPU,
-//! another engine version, or a machine much busier (load average per CPU, CPU time stolen by
+//! When baseline and candidate did not run under the same conditions, say so: another model
+//! asked for with no var naming the change, another CPU, another engine version, or a machine
+//! much busier (load average per CPU, CPU time stolen by
 //! the hypervisor) during one arm than the other. These are warnings beside the verdict — the
 //! statistics already widen with the runs' spread — so a reader knows what noise to suspect.
 
@@ -24,8 +25,31 @@ fn max_steal(envs: &[&RunEnvironment]) -> Option<f64> {
     envs.iter().filter_map(|e| e.steal_pct).reduce(f64::max)
 }
 
-/// Warnings about how the arms' environments differ; empty when they match.
-pub fn differences(base: &[RunResult], cand: &[RunResult]) -> Vec<String> {
+/// The model the arms' runs asked for, when it differs between them (both known); `named`:
+/// a var names the change under test.
+fn models(base: &[RunResult], cand: &[RunResult], named: bool) -> Option<String> {
+    let (b, c) = (&base.first()?.model, &cand.first()?.model);
+    (!b.is_empty() && !c.is_empty() && b != c).then(|| {
+        if named {
+            format!("model: `{b}` → `{c}`, with the change the vars name")
+        } else {
+            format!(
+                "model: the baseline's runs asked for `{b}`, the candidate's for `{c}` — a different model is a change of its own, and no var says so: name it (--var model={c}, or the quantization it stands for) so that the comparison says what changed"
+            )
+        }
+    })
+}
+
+/// Warnings about how the arms' conditions differ; empty when they match. `named`: a var
+/// names the change under test.
+pub fn differences(base: &[RunResult], cand: &[RunResult], named: bool) -> Vec<String> {
+    let mut out: Vec<String> = models(base, cand, named).into_iter().collect();
+    out.extend(machine(base, cand));
+    out
+}
+
+/// The machine and engine: CPU, engine version, load, steal.
+fn machine(base: &[RunResult], cand: &[RunResult]) -> Vec<String> {
     let (b, c) = (envs(base), envs(cand));
     let (Some(b0), Some(c0)) = (b.first(), c.first()) else {
         return Vec::new();
