@@ -344,3 +344,25 @@ fn sweep_loads_out_of_range_are_refused_naming_the_flag() {
         assert!(err.contains(want), "{flag} {value}: {err}");
     }
 }
+
+#[test]
+fn a_named_key_variable_that_is_unset_is_warned_of() {
+    // --api-key-env names a variable on purpose; when it is unset the run goes out without a
+    // key (a local server may need none), but not without a word.
+    let var = "BENCH_TEST_KEY_THAT_IS_NOT_SET";
+    let (code, err, _) = run(
+        Config::default(),
+        "concurrency = 1\nrequests = 2",
+        &["--api-key-env", var],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&format!("warning: the API key variable {var}")),
+        "{err}"
+    );
+    let (_, err, _) = run(Config::default(), "concurrency = 1\nrequests = 2", &[]);
+    assert!(
+        !err.contains("API key variable"),
+        "the default variable is optional: {err}"
+    );
+}

@@ -111,6 +111,12 @@ impl RunSpec {
         let api_key = std::env::var(&key_var)
             .ok()
             .filter(|k| !k.trim().is_empty());
+        if api_key.is_none() && scenario.api_key_env.is_some() && endpoint.is_some() {
+            // Named on purpose, so a missing key is likelier a slip than a server without auth.
+            // Once a process: a sweep or an interleave builds a spec per run.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("warning: the API key variable {key_var} (api_key_env / --api-key-env) is not set or empty; sending no key"));
+        }
         Ok(RunSpec {
             model: scenario.model.clone(),
             scenario,
