@@ -366,3 +366,40 @@ fn a_named_key_variable_that_is_unset_is_warned_of() {
         "the default variable is optional: {err}"
     );
 }
+
+#[test]
+fn a_baseline_whose_requests_all_failed_is_not_stored() {
+    // Every request answered 401 (a key left unset): the repetition is no reference, so the
+    // baseline is refused as it is recorded — before, it was stored with exit 0 and every
+    // later compare refused it as corrupt.
+    let mut cfg = Config::default();
+    for i in 0..4 {
+        cfg.faults.insert(i, Fault::Status(401));
+    }
+    let (addr, _log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 4");
+    let store = dir.path().join("store");
+    let o = bench()
+        .arg("baseline")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(dir.path().join("b"))
+        .env("CI", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("baseline main not stored: repetition 1 has no successful measured request")
+            && err.contains("4 sent, 0 ok, errors: http_401 4"),
+        "{err}"
+    );
+    assert!(!store.exists());
+    assert!(
+        !dir.path().join("b/rep2").exists(),
+        "repetition 2 was not run"
+    );
+}
