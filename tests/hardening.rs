@@ -403,3 +403,55 @@ fn a_baseline_whose_requests_all_failed_is_not_stored() {
         "repetition 2 was not run"
     );
 }
+
+#[test]
+fn an_interleave_whose_control_arm_measured_nothing_stops() {
+    // The baseline's endpoint down: every control request a connect error. Judged anyway, the
+    // candidate passed with its error rate "improved"; the control arm is the reference, so
+    // the compare stops, exit 2.
+    let (addr, _log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 4");
+    let store = dir.path().join("store");
+    let bench_in = |args: &[&str]| {
+        bench()
+            .args(args)
+            .arg(&scenario)
+            .arg("--baselines")
+            .arg(&store)
+            .args(["--no-server-metrics", "-q"])
+            .env("CI", "1")
+            .output()
+            .unwrap()
+    };
+    let o = bench_in(&[
+        "baseline",
+        "--repeat",
+        "2",
+        "--out",
+        dir.path().join("b").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bench_in(&[
+        "compare",
+        "--interleave",
+        "--repeat",
+        "1",
+        "--baseline-endpoint",
+        "http://127.0.0.1:1/v1",
+        "--out",
+        dir.path().join("c").to_str().unwrap(),
+    ]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains(
+            "the control run of block 1 (the baseline's configuration) cannot be judged against"
+        ) && err.contains("errors: connect"),
+        "{err}"
+    );
+    assert!(!out.contains("PASS"), "{out}");
+}

@@ -209,6 +209,16 @@ pub async fn run(
                     "the interleaved runs were interrupted".into(),
                 ));
             }
+            if arm == Arm::Baseline {
+                // The control arm is the reference: a run of it that measured nothing (its
+                // endpoint down) would make the candidate look better, not be judged.
+                crate::verdict::baseline::check_recorded(&run).map_err(|m| {
+                    BenchError::Runtime(format!(
+                        "the control run of block {} (the baseline's configuration) cannot be judged against: it {m}",
+                        i + 1
+                    ))
+                })?;
+            }
             runs.push(run);
         }
     }

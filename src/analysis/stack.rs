@@ -192,7 +192,9 @@ fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
     files.sort();
     let mut runs: Vec<(RunResult, PathBuf)> = Vec::new();
     for f in files {
-        if let Some(r) = crate::verdict::stored::load_file(&f, "--from", true)? {
+        if let Some(r) =
+            crate::verdict::stored::load_file(&f, crate::verdict::stored::Role::Pool, true)?
+        {
             if let Some((_, first)) = runs.iter().find(|(o, _)| o.run_id == r.run_id) {
                 return Err(BenchError::usage(format!(
                     "--from: {} and {} are the same run ({}); keep one",

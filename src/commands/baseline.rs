@@ -5,11 +5,9 @@ use crate::cli::BaselineArgs;
 use crate::config::run::RunSpec;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
-use crate::model::result::RunResult;
 use crate::session::Session;
 use crate::verdict::baseline as store;
 use crate::{output, EXIT_ERROR, EXIT_OK};
-use std::path::Path;
 
 pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     if args.list {
@@ -46,7 +44,15 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         if !run.complete {
             return Ok(EXIT_ERROR);
         }
-        unusable(&run, i, &args.name, &stem)?;
+        // Refused as it is recorded, not at the first compare: a baseline of a server that
+        // was down is no baseline (it was stored, exit 0, until 2026-12-04).
+        store::check_recorded(&run).map_err(|m| {
+            BenchError::Runtime(format!(
+                "baseline {} not stored: repetition {i} {m}; its runs are under {} — fix the endpoint or the scenario and record again",
+                args.name,
+                stem.display()
+            ))
+        })?;
         reps.push(run);
     }
     let b = Baseline::new(&args.name, reps)?;
@@ -77,24 +83,4 @@ fn list(args: &BaselineArgs) {
             Err(e) => crate::out!("{scenario}/{name}: unreadable — {e}"),
         }
     }
-}
-
-/// A repetition the gate would refuse as a reference is refused as it is recorded, not at the
-/// first compare: a baseline of a server that was down is no baseline (it was stored, exit 0,
-/// until 2026-12-04).
-fn unusable(r: &RunResult, i: u32, name: &str, stem: &Path) -> Result<(), BenchError> {
-    let problems = crate::metrics::consistency::problems(r);
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let c = &r.summary.counts;
-    let errors: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    Err(BenchError::Runtime(format!(
-        "baseline {name} not stored: repetition {i} {} ({} sent, {} ok, errors: {}); its runs are under {} — fix the endpoint or the scenario and record again",
-        problems.join("; "),
-        c.sent,
-        c.ok,
-        if errors.is_empty() { "none".into() } else { errors.join(", ") },
-        stem.display()
-    )))
 }

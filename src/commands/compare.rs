@@ -11,7 +11,8 @@ use crate::error::BenchError;
 use crate::model::baseline::Baseline;
 use crate::model::result::RunResult;
 use crate::session::Session;
-use crate::verdict::{baseline as store, compare::compare, gate, stored as stored_runs};
+use crate::verdict::stored::{self as stored_runs, Role};
+use crate::verdict::{baseline as store, compare::compare, gate};
 use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
@@ -68,11 +69,11 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
             eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
         }
-        let mut cand = stored_runs::load(&args.candidate, "--candidate")?;
+        let mut cand = stored_runs::load(&args.candidate, Role::Candidate)?;
         if args.control.is_empty() {
             (stored, cand.runs)
         } else {
-            let mut control = stored_runs::load(&args.control, "--control")?;
+            let mut control = stored_runs::load(&args.control, Role::Control)?;
             stored_runs::check_control(&stored, &control)?;
             stored_runs::whole_blocks(&mut control, &mut cand);
             let name = format!("{} (stored control)", stored.name);

@@ -81,6 +81,29 @@ pub fn check_reference(r: &RunResult) -> Result<(), String> {
     ))
 }
 
+/// A run just recorded to be a reference (a baseline's repetition, an interleave's control
+/// run) that could not be one — every request failed, a server down — is refused then, not at
+/// the first compare; the message says what it found and the outcomes of its requests.
+pub fn check_recorded(r: &RunResult) -> Result<(), String> {
+    let p = consistency::problems(r);
+    if p.is_empty() {
+        return Ok(());
+    }
+    let c = &r.summary.counts;
+    let errors: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    Err(format!(
+        "{} ({} sent, {} ok, errors: {})",
+        p.join("; "),
+        c.sent,
+        c.ok,
+        if errors.is_empty() {
+            "none".into()
+        } else {
+            errors.join(", ")
+        }
+    ))
+}
+
 /// Writes `b` atomically; an existing file is replaced only with `force`.
 pub fn save(b: &Baseline, path: &Path, force: bool) -> Result<(), BenchError> {
     if path.exists() && !force {

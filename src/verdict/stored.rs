@@ -25,8 +25,31 @@ pub struct Arm {
     pub files: Vec<PathBuf>,
 }
 
-/// Loads the runs `paths` name (`flag` names the option in errors).
-pub fn load(paths: &[PathBuf], flag: &str) -> Result<Arm, BenchError> {
+/// What stored runs are read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Judged: a run whose every request failed is a result (its error rate).
+    Candidate,
+    /// Judged against: it needs a latency to compare with, as a baseline's repetition does.
+    Control,
+    /// `bench stack --from`: read as candidates are.
+    Pool,
+}
+
+impl Role {
+    /// The option that names such runs, for messages.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Role::Candidate => "--candidate",
+            Role::Control => "--control",
+            Role::Pool => "--from",
+        }
+    }
+}
+
+/// Loads the runs `paths` name.
+pub fn load(paths: &[PathBuf], role: Role) -> Result<Arm, BenchError> {
+    let flag = role.flag();
     let mut arm = Arm {
         runs: Vec::new(),
         files: Vec::new(),
@@ -34,7 +57,7 @@ pub fn load(paths: &[PathBuf], flag: &str) -> Result<Arm, BenchError> {
     for path in paths {
         let (files, in_dir) = files(path, flag)?;
         for file in files {
-            if let Some(run) = load_file(&file, flag, in_dir)? {
+            if let Some(run) = load_file(&file, role, in_dir)? {
                 arm.runs.push(run);
                 arm.files.push(file);
             }
@@ -46,7 +69,8 @@ pub fn load(paths: &[PathBuf], flag: &str) -> Result<Arm, BenchError> {
 /// One stored run to judge: an error naming `file` if it is corrupt or self-contradictory, or
 /// cut short when named on its own; `None` (said on stderr) when it was interrupted and
 /// `found` — met in a directory rather than named — so that it is left out.
-pub fn load_file(file: &Path, flag: &str, found: bool) -> Result<Option<RunResult>, BenchError> {
+pub fn load_file(file: &Path, role: Role, found: bool) -> Result<Option<RunResult>, BenchError> {
+    let flag = role.flag();
     let run = RunResult::load(file)?;
     if found && !run.complete {
         eprintln!(
@@ -55,7 +79,11 @@ pub fn load_file(file: &Path, flag: &str, found: bool) -> Result<Option<RunResul
         );
         return Ok(None);
     }
-    let problems = consistency::candidate_problems(&run);
+    let problems = if role == Role::Control {
+        consistency::problems(&run)
+    } else {
+        consistency::candidate_problems(&run)
+    };
     if !problems.is_empty() {
         return Err(BenchError::Runtime(format!(
             "{flag} {}: the run {}; a partial or corrupt run cannot be judged — leave it out or run it again",
