@@ -244,6 +244,22 @@ pub async fn ladder(plan: &StackPlan, gate: &GateConfig) -> Result<Ladder, Bench
     };
     for step in 1..=plan.tries.len() {
         let runs = step_runs(step).await?;
+        // The step before is this one's reference: runs of it that measured nothing (all
+        // failed) would make this step look better, not be judged.
+        for r in &prev {
+            crate::verdict::baseline::check_recorded(r).map_err(|m| {
+                BenchError::Runtime(format!(
+                    "ladder step {} ({}) cannot be judged against: its run {} {m}",
+                    step - 1,
+                    if step == 1 {
+                        "the base"
+                    } else {
+                        &names[step - 2]
+                    },
+                    r.run_id
+                ))
+            })?;
+        }
         let baseline = Baseline::new(&format!("step {}", step - 1), prev)?;
         let comparison = compare(&baseline, &runs, false, gate)?;
         let regressed = comparison.regressed;
@@ -320,5 +336,27 @@ mod tests {
         assert_eq!(ids(tried), ["q1", "q2"]);
         let none = pool(&[("b1", "none")]);
         assert!(none.find(none.pool.as_ref().unwrap(), &[int4]).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_step_that_measured_nothing_is_no_reference_for_the_next() {
+        use crate::model::record::Outcome;
+        let mut plan = pool(&[("q1", "int4"), ("q2", "int4")]);
+        let failed = (0..2).map(|k| {
+            let records = (0..5)
+                .map(|i| crate::testkit::record(i, Outcome::Http(503)))
+                .collect();
+            let mut r = crate::testkit::run_of(records, crate::testkit::scenario(""), 1);
+            r.run_id = format!("b{k}");
+            r.vars = [("quant".to_string(), "none".to_string())].into();
+            r
+        });
+        plan.pool.as_mut().unwrap().extend(failed);
+        let gate = GateConfig::new(&[], 0.05, 1).unwrap();
+        let e = ladder(&plan, &gate).await.unwrap_err().to_string();
+        assert!(
+            e.contains("ladder step 0 (the base) cannot be judged against: its run b0 has no successful measured request"),
+            "{e}"
+        );
     }
 }
