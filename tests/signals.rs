@@ -148,13 +148,10 @@ fn a_second_signal_ends_the_grace_at_once() {
     );
 }
 
-#[test]
-fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
-    // Both requests of a repetition go out at once and take ≈ 3.2 s (8 tokens, 400 ms apart),
-    // so SIGTERM after the server has both arrives when nothing is left to send: repetition 1
-    // finishes whole, and `baseline --repeat 3` must not carry on with 2 and 3 as if no one
-    // had asked it to stop (it did before: the signal was spent on a run that had no more to
-    // stop).
+/// A server whose answers take ≈ 3.2 s (8 tokens, 400 ms apart) and a scenario of 2 requests
+/// at concurrency 2, so both go out at once: a signal once the server has both comes when a
+/// repetition has nothing left to send. (The server's log, the directory, the scenario.)
+fn two_slow_requests() -> (std::sync::Arc<Log>, tempfile::TempDir, std::path::PathBuf) {
     let cfg = Config {
         token_gap: Duration::from_millis(400),
         ..Config::default()
@@ -162,6 +159,15 @@ fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
     let (addr, log) = common::spawn_background(cfg);
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 2");
+    (log, dir, scenario)
+}
+
+#[test]
+fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
+    // SIGTERM once the server has repetition 1's two requests: repetition 1 finishes whole,
+    // and `baseline --repeat 3` must not carry on with 2 and 3 as if no one had asked it to
+    // stop (it did before: the signal was spent on a run that had no more to stop).
+    let (log, dir, scenario) = two_slow_requests();
     let child = Command::new(env!("CARGO_BIN_EXE_bench"))
         .arg("baseline")
         .arg(&scenario)
@@ -206,13 +212,7 @@ fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
 fn a_stopped_compare_says_how_to_judge_the_runs_it_kept() {
     // The same late signal during repetition 2 of `compare --repeat 3`: repetitions 1 and 2
     // are whole, 3 never starts, and the error names the command that judges the two.
-    let cfg = Config {
-        token_gap: Duration::from_millis(400),
-        ..Config::default()
-    };
-    let (addr, log) = common::spawn_background(cfg);
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 2");
+    let (log, dir, scenario) = two_slow_requests();
     let store = dir.path().join("store");
     let bench = |args: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_bench"));
