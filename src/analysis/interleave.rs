@@ -225,19 +225,6 @@ pub async fn run(
     Ok((a, b))
 }
 
-/// An interleave that stopped (Ctrl-C, a failed switch, the server gone) keeps the runs it
-/// finished under `out`; the error says so and how to judge the blocks both arms finished.
-/// `compare`: the command line up to its run options (`bench compare SCENARIO --name …`).
-pub fn kept(e: BenchError, compare: &str, out: &Path) -> BenchError {
-    if !out.join("candidate/rep1/run.json").is_file() {
-        return e;
-    }
-    let dir = out.display();
-    BenchError::Runtime(format!(
-        "{e}\nthe runs finished so far are kept under {dir}; judge the blocks both arms finished with:\n  {compare} --control {dir}/control --candidate {dir}/candidate"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ use crate::session::Session;
 use crate::verdict::stored::{self as stored_runs, Role};
 use crate::verdict::{baseline as store, compare::compare, gate};
 use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
+use std::path::Path;
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let spec = RunSpec::from_args(&args.scenario, &args.opts)?;
@@ -41,86 +42,14 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         ))?,
     };
     let (base, cand) = if args.interleave {
-        let opts = control_opts(
-            &stored,
-            &spec,
-            &args.opts,
-            args.baseline_endpoint.as_deref(),
-            args.switch.is_some(),
-        )?;
-        let control = RunSpec::from_args(&args.scenario, &opts)?;
-        check_control(&stored, &control)?;
-        let candidate = Session::new(spec)?;
-        let out = candidate.out_dir(&candidate.spec().scenario.name);
-        output::check_fresh(&out)?;
-        let (a, b) = interleave::run(
-            &Session::new(control)?,
-            &candidate,
-            k,
-            args.switch.as_deref(),
-            &out,
-        )
-        .await
-        .map_err(|e| interleave::kept(e, &rejudge_command(&args), &out))?;
-        eprintln!("control and candidate runs written under {}", out.display());
-        let name = format!("{} (interleaved control)", stored.name);
-        (Baseline::new(&name, a)?, b)
+        interleaved(&args, spec, stored, k).await?
     } else if !args.candidate.is_empty() {
-        if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
-            eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
-        }
-        let mut cand = stored_runs::load(&args.candidate, Role::Candidate)?;
-        if args.control.is_empty() {
-            (stored, cand.runs)
-        } else {
-            let mut control = stored_runs::load(&args.control, Role::Control)?;
-            stored_runs::check_control(&stored, &control)?;
-            stored_runs::whole_blocks(&mut control, &mut cand);
-            let name = format!("{} (stored control)", stored.name);
-            (Baseline::new(&name, control.runs)?, cand.runs)
-        }
+        from_files(&args, stored)?
     } else {
-        let session = Session::new(spec)?;
-        let out = session.out_dir(&session.spec().scenario.name);
-        output::check_fresh(&out)?;
-        let mut runs = Vec::new();
-        for i in 1..=k {
-            let dir = if k == 1 {
-                out.clone()
-            } else {
-                out.join(format!("rep{i}"))
-            };
-            if k > 1 {
-                eprintln!("candidate: repetition {i} of {k}");
-            }
-            // Stopped part-way: the runs finished so far can still be judged.
-            let kept = |why: &str| {
-                if i > 1 {
-                    eprintln!(
-                        "{why}the {} candidate runs finished are kept under {}; judge them with:\n  {} --candidate {}",
-                        i - 1,
-                        out.display(),
-                        rejudge_command(&args),
-                        out.display()
-                    );
-                }
-            };
-            let run = match session.run_to(&dir, false).await {
-                Ok(run) => run,
-                Err(e) if i > 1 => {
-                    kept(&format!("error: {e}\n"));
-                    return Ok(EXIT_ERROR);
-                }
-                Err(e) => return Err(e),
-            };
-            if !run.complete {
-                kept("");
-                return Ok(EXIT_ERROR);
-            }
-            runs.push(run);
+        match measured(&args, spec, k).await? {
+            Some(runs) => (stored, runs),
+            None => return Ok(EXIT_ERROR),
         }
-        eprintln!("candidate runs written to {}", out.display());
-        (stored, runs)
     };
     let mut c = compare(&base, &cand, args.allow_multi, &cfg)?;
     c.interleaved = args.interleave || gate::blocks(&base.repetitions, &cand).is_some();
@@ -152,11 +81,140 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     })
 }
 
+/// The control arm run now in ABBA blocks with the candidate (`--interleave`); the control
+/// runs become the baseline judged against, the stored one naming their configuration.
+async fn interleaved(
+    args: &CompareArgs,
+    spec: RunSpec,
+    stored: Baseline,
+    k: usize,
+) -> Result<(Baseline, Vec<RunResult>), BenchError> {
+    let opts = control_opts(
+        &stored,
+        &spec,
+        &args.opts,
+        args.baseline_endpoint.as_deref(),
+        args.switch.is_some(),
+    )?;
+    let control = RunSpec::from_args(&args.scenario, &opts)?;
+    check_control(&stored, &control)?;
+    let candidate = Session::new(spec)?;
+    let out = candidate.out_dir(&candidate.spec().scenario.name);
+    output::check_fresh(&out)?;
+    let (a, b) = interleave::run(
+        &Session::new(control)?,
+        &candidate,
+        k,
+        args.switch.as_deref(),
+        &out,
+    )
+    .await
+    .map_err(|e| {
+        let dir = out.display();
+        BenchError::Runtime(format!(
+            "{e}{}",
+            kept(
+                out.join("candidate/rep1/run.json").is_file(),
+                "the runs finished so far are",
+                &out,
+                &format!("--control {dir}/control --candidate {dir}/candidate"),
+                args
+            )
+        ))
+    })?;
+    eprintln!("control and candidate runs written under {}", out.display());
+    let name = format!("{} (interleaved control)", stored.name);
+    Ok((Baseline::new(&name, a)?, b))
+}
+
+/// Stored runs judged (`--candidate`), against the stored baseline or stored control runs
+/// (`--control`).
+fn from_files(
+    args: &CompareArgs,
+    stored: Baseline,
+) -> Result<(Baseline, Vec<RunResult>), BenchError> {
+    if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
+        eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
+    }
+    let mut cand = stored_runs::load(&args.candidate, Role::Candidate)?;
+    if args.control.is_empty() {
+        return Ok((stored, cand.runs));
+    }
+    let mut control = stored_runs::load(&args.control, Role::Control)?;
+    stored_runs::check_control(&stored, &control)?;
+    stored_runs::whole_blocks(&mut control, &mut cand);
+    let name = format!("{} (stored control)", stored.name);
+    Ok((Baseline::new(&name, control.runs)?, cand.runs))
+}
+
+/// `k` candidate runs now; `None` when one was cut short (said, and exit 2), after naming the
+/// command that judges those finished.
+async fn measured(
+    args: &CompareArgs,
+    spec: RunSpec,
+    k: usize,
+) -> Result<Option<Vec<RunResult>>, BenchError> {
+    let session = Session::new(spec)?;
+    let out = session.out_dir(&session.spec().scenario.name);
+    output::check_fresh(&out)?;
+    let mut runs = Vec::new();
+    for i in 1..=k {
+        let dir = if k == 1 {
+            out.clone()
+        } else {
+            out.join(format!("rep{i}"))
+        };
+        if k > 1 {
+            eprintln!("candidate: repetition {i} of {k}");
+        }
+        let so_far = format!("the {} candidate runs finished are", i - 1);
+        let hint = || {
+            kept(
+                i > 1,
+                &so_far,
+                &out,
+                &format!("--candidate {}", out.display()),
+                args,
+            )
+        };
+        let run = match session.run_to(&dir, false).await {
+            Ok(run) => run,
+            Err(e) if i > 1 => {
+                eprintln!("error: {e}{}", hint());
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        if !run.complete {
+            if i > 1 {
+                eprintln!("{}", hint().trim_start());
+            }
+            return Ok(None);
+        }
+        runs.push(run);
+    }
+    eprintln!("candidate runs written to {}", out.display());
+    Ok(Some(runs))
+}
+
+/// After a compare stopped part-way with runs on disk (`any`): where they are (`what` are
+/// kept under `out`) and the command that judges them (`flags`); empty when none are.
+fn kept(any: bool, what: &str, out: &Path, flags: &str, args: &CompareArgs) -> String {
+    if !any {
+        return String::new();
+    }
+    format!(
+        "\n{what} kept under {}; judge them with:\n  {} {flags}",
+        out.display(),
+        rejudge_command(args)
+    )
+}
+
 /// `bench compare` with the scenario and the baseline's store and name as given: how to judge
 /// stored runs of this comparison again.
 fn rejudge_command(args: &CompareArgs) -> String {
     let mut c = format!("bench compare {}", args.scenario.display());
-    if args.baselines != std::path::Path::new("baselines") {
+    if args.baselines != Path::new("baselines") {
         c += &format!(" --baselines {}", args.baselines.display());
     }
     if args.name != "main" {
