@@ -6,7 +6,8 @@
 //! A path is a `run.json`, or a directory holding one, or a directory of repetitions
 //! (`rep1/run.json`, `rep2/…`, taken in repetition order) — what `bench compare --repeat` and
 //! `--interleave` write (`OUT/candidate`, `OUT/control`). A run the gate cannot judge is an
-//! error (exit 2) naming the file: corrupt or self-contradictory, or cut short — except that
+//! error (exit 2) naming the file: corrupt or self-contradictory, without a successful request
+//! when it is a control run (judged against, as a baseline's repetition is), or cut short — except that
 //! in a directory of repetitions a run marked interrupted is left out, said on stderr, since
 //! that is how an interrupted `--interleave` leaves its last run. When the two arms then hold
 //! different numbers of runs, the blocks both arms finished are judged (the repetitions of one
