@@ -34,20 +34,29 @@ fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// `bench compare SCENARIO --baselines STORE EXTRA…`: (exit code, stdout, stderr).
+fn compare(scenario: &str, store: &str, extra: &[&str]) -> (i32, String, String) {
+    let args: Vec<&str> = ["compare", scenario, "--baselines", store]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    run(&args)
+}
+
 /// `compare --control OUT/control --candidate OUT/candidate --json JSON`: (exit code, stderr).
 fn rejudge(scenario: &str, store: &str, out: &Path, json: &Path) -> (i32, String) {
-    let (rc, _, err) = run(&[
-        "compare",
+    let (rc, _, err) = compare(
         scenario,
-        "--baselines",
         store,
-        "--control",
-        out.join("control").to_str().unwrap(),
-        "--candidate",
-        out.join("candidate").to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &[
+            "--control",
+            out.join("control").to_str().unwrap(),
+            "--candidate",
+            out.join("candidate").to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     (rc, err)
 }
 
@@ -82,21 +91,21 @@ fn interleaved_arms_alternate_and_judge_the_change() {
     // squeezed a +30 % decode change to +21 % once, inconclusive at 2 blocks) cannot hide it.
     let out = dir.path().join("slow");
     let json = dir.path().join("slow.json");
-    let (rc, stdout, err) = run(&[
-        "compare",
+    let (rc, stdout, err) = compare(
         s,
-        "--baselines",
         store,
-        "--interleave",
-        "--repeat",
-        "2",
-        "--opt",
-        "bw_eff=0.4",
-        "--out",
-        out.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &[
+            "--interleave",
+            "--repeat",
+            "2",
+            "--opt",
+            "bw_eff=0.4",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     assert_eq!(rc, 1, "{stdout}\n{err}");
     assert!(stdout.contains("FAIL tpot.p50"), "{stdout}");
     assert!(
@@ -144,17 +153,17 @@ fn interleaved_arms_alternate_and_judge_the_change() {
     assert!(control["environment"]["cpus"].as_u64().unwrap() >= 1);
 
     // A label the simulator does not know cannot be reached without a second endpoint.
-    let (rc, _, err) = run(&[
-        "compare",
+    let (rc, _, err) = compare(
         s,
-        "--baselines",
         store,
-        "--interleave",
-        "--var",
-        "engine=v2",
-        "--out",
-        dir.path().join("x").to_str().unwrap(),
-    ]);
+        &[
+            "--interleave",
+            "--var",
+            "engine=v2",
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+        ],
+    );
     assert_eq!(rc, 2);
     assert!(
         err.contains("--interleave cannot reach the baseline's configuration: `engine`"),
@@ -162,16 +171,16 @@ fn interleaved_arms_alternate_and_judge_the_change() {
     );
 
     // Stored control runs must be of the baseline's configuration: the candidate's are not.
-    let (rc, _, err) = run(&[
-        "compare",
+    let (rc, _, err) = compare(
         s,
-        "--baselines",
         store,
-        "--control",
-        out.join("candidate").to_str().unwrap(),
-        "--candidate",
-        out.join("candidate").to_str().unwrap(),
-    ]);
+        &[
+            "--control",
+            out.join("candidate").to_str().unwrap(),
+            "--candidate",
+            out.join("candidate").to_str().unwrap(),
+        ],
+    );
     assert_eq!(rc, 2);
     assert!(
         err.contains("ran bw_eff: 0.8 → 0.4 instead of baseline main's configuration"),
@@ -188,17 +197,17 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
     let (s, store) = recorded(dir.path());
     let (s, store) = (s.as_str(), store.as_str());
     let json = dir.path().join("aa.json");
-    let (rc, stdout, err) = run(&[
-        "compare",
+    let (rc, stdout, err) = compare(
         s,
-        "--baselines",
         store,
-        "--interleave",
-        "--out",
-        dir.path().join("aa").to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+        &[
+            "--interleave",
+            "--out",
+            dir.path().join("aa").to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     assert!(rc == 0 || rc == 1, "exit {rc}\n{stdout}\n{err}");
     assert!(err.contains("interleave: block 6 of 6, baseline"), "{err}");
     assert!(
@@ -243,28 +252,14 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
     assert_eq!(d["candidate_repetitions"], 5);
     assert_eq!(d["baseline_repetitions"], 5);
     // The interleave's own directory given as the candidate: told which two to give.
-    let (rc, _, err) = run(&[
-        "compare",
-        s,
-        "--baselines",
-        store,
-        "--candidate",
-        aa.to_str().unwrap(),
-    ]);
+    let (rc, _, err) = compare(s, store, &["--candidate", aa.to_str().unwrap()]);
     assert_eq!(rc, 2);
     assert!(
         err.contains("an --interleave's output: give --control"),
         "{err}"
     );
     // Named as a file, the cut run is refused rather than judged.
-    let (rc, _, err) = run(&[
-        "compare",
-        s,
-        "--baselines",
-        store,
-        "--candidate",
-        last.to_str().unwrap(),
-    ]);
+    let (rc, _, err) = compare(s, store, &["--candidate", last.to_str().unwrap()]);
     assert_eq!(rc, 2);
     assert!(err.contains("the run is incomplete"), "{err}");
 }
@@ -282,18 +277,18 @@ fn a_stopped_interleave_says_how_to_judge_what_it_kept() {
         count.display()
     );
     let out = dir.path().join("cut");
-    let (rc, _, err) = run(&[
-        "compare",
+    let (rc, _, err) = compare(
         &s,
-        "--baselines",
         &store,
-        "--interleave",
-        "--switch",
-        &switch,
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+        &[
+            "--interleave",
+            "--switch",
+            &switch,
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("exited with exit status: 1"), "{err}");
     let hint = err
@@ -317,16 +312,11 @@ fn a_stopped_interleave_says_how_to_judge_what_it_kept() {
         "{err}"
     );
     // Another compare into the same --out would mix its runs with these: refused first.
-    let (rc, _, err) = run(&[
-        "compare",
+    let (rc, _, err) = compare(
         &s,
-        "--baselines",
         &store,
-        "--interleave",
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+        &["--interleave", "--out", out.to_str().unwrap(), "-q"],
+    );
     assert_eq!(rc, 2);
     assert!(
         err.contains("already holds runs of an earlier command"),
