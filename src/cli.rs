@@ -407,8 +407,8 @@ pub struct StackArgs {
     /// Keep climbing the ladder after a step regresses (the exit code is still 1).
     #[arg(long)]
     pub keep_going: bool,
-    /// Runs per ladder step measured now (the gate needs ≥ 2 for run-to-run noise); with
-    /// --from, a step's runs are all its stored ones.
+    /// Runs per configuration measured now, a ladder step or a factorial cell (run-to-run
+    /// noise needs ≥ 2); with --from, a configuration's runs are all its stored ones.
     #[arg(long, default_value_t = 2)]
     pub repeat: u32,
     /// Read the runs from run.json files under this directory (matched by vars; every run of a

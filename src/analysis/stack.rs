@@ -1,6 +1,7 @@
 //! `bench stack`'s runs: every configuration of a factorial, or each step of a ladder, measured
-//! now on the simulator (a session per configuration) or read from earlier runs (`--from DIR`,
-//! matched by their vars) — then judged by [`crate::verdict::stack`] (factorial) or the gate
+//! now on the simulator (`--repeat` sessions per configuration) or read from earlier runs
+//! (`--from DIR`, matched by their vars; every run of a configuration is one of its
+//! repetitions) — then judged by [`crate::verdict::stack`] (factorial) or the gate
 //! (ladder, each step against the one before).
 
 use crate::cli::{RunOpts, StackArgs};
@@ -46,7 +47,7 @@ impl StackPlan {
         }
         if !args.ladder && tries.len() > 3 {
             return Err(BenchError::usage(
-                "the factorial takes at most 3 changes (8 runs); use --ladder for longer stacks",
+                "the factorial takes at most 3 changes (8 configurations); use --ladder for longer stacks",
             ));
         }
         if args.recommended {
@@ -80,26 +81,6 @@ impl StackPlan {
             runs.push(self.measure(changes, &out.join(format!("rep{r}"))).await?);
         }
         Ok(runs)
-    }
-
-    /// The factorial's one run of the base plus `changes`: measured now under `self.out`, or
-    /// the pool's earliest, saying which others it leaves out (the factorial's interactions
-    /// are estimated within one run per configuration).
-    async fn obtain_one(&self, changes: &[&Change]) -> Result<RunResult, BenchError> {
-        let Some(pool) = &self.pool else {
-            return self.measure(changes, &self.out).await;
-        };
-        let mut found = self.find(pool, changes)?;
-        if found.len() > 1 {
-            let left: Vec<&str> = found[1..].iter().map(|r| r.run_id.as_str()).collect();
-            eprintln!(
-                "--from: {}: the factorial takes one run per configuration; using the earliest, {}, and leaving out {}",
-                label(changes),
-                found[0].run_id,
-                left.join(", ")
-            );
-        }
-        Ok(found.swap_remove(0))
     }
 
     /// One run of the base plus `changes`, measured now on the simulator.
@@ -210,15 +191,26 @@ fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
     Ok(runs.into_iter().map(|(r, _)| r).collect())
 }
 
-/// Every combination of the tries (base, each alone, each pair, all), then their interactions.
+/// Every combination of the tries (base, each alone, each pair, all), each in its runs (measured
+/// now, `repeat` each, or every stored one), then their interactions. Every configuration is a
+/// reference for the interaction: one whose run measured nothing stops it, as a ladder step does.
 pub async fn factorial(plan: &StackPlan) -> Result<Vec<InteractionRow>, BenchError> {
     let n = plan.tries.len();
     let mut arms = Vec::new();
     for mask in 0..(1usize << n) {
         let set: Vec<usize> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
         let changes: Vec<&Change> = set.iter().map(|i| &plan.tries[*i]).collect();
-        let run = plan.obtain_one(&changes).await?;
-        arms.push(Arm::from_run(set, &run));
+        let runs = plan.obtain(&changes, &plan.out).await?;
+        for r in &runs {
+            crate::verdict::baseline::check_recorded(r).map_err(|m| {
+                BenchError::Runtime(format!(
+                    "the factorial cannot compare {}: its run {} {m}",
+                    label(&changes),
+                    r.run_id
+                ))
+            })?;
+        }
+        arms.push(Arm::from_runs(set, &runs));
     }
     Ok(interactions(&arms, &plan.names()))
 }
@@ -336,6 +328,80 @@ mod tests {
         assert_eq!(ids(tried), ["q1", "q2"]);
         let none = pool(&[("b1", "none")]);
         assert!(none.find(none.pool.as_ref().unwrap(), &[int4]).is_err());
+    }
+
+    /// A pool for a factorial of quant=int4 × spec=3: `per` runs of each configuration.
+    fn factorial_pool(per: usize) -> StackPlan {
+        let mut plan = pool(&[]);
+        plan.base = vec![
+            ("quant".into(), "none".into()),
+            ("spec".into(), "off".into()),
+        ];
+        plan.tries = vec![("quant".into(), "int4".into()), ("spec".into(), "3".into())];
+        let mut rng = crate::testkit::rng(2);
+        let mut runs = Vec::new();
+        for k in 0..per {
+            for (c, (quant, spec)) in [
+                ("none", "off"),
+                ("int4", "off"),
+                ("none", "3"),
+                ("int4", "3"),
+            ]
+            .iter()
+            .enumerate()
+            {
+                let mut r = crate::testkit::lognormal_run(30, 50.0, 0.0, &mut rng);
+                r.run_id = format!("c{c}r{k}");
+                r.started_at += chrono::Duration::seconds((k * 4 + c) as i64);
+                r.vars = [("quant", *quant), ("spec", *spec)]
+                    .iter()
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .collect();
+                runs.push(r);
+            }
+        }
+        plan.pool = Some(runs);
+        plan
+    }
+
+    #[tokio::test]
+    async fn the_factorial_judges_every_stored_run_of_a_configuration() {
+        // Until 2026-12-04 it took each configuration's earliest run and bootstrapped its
+        // requests; a run's requests share its state, so that interval was far too narrow.
+        let rows = factorial(&factorial_pool(3)).await.unwrap();
+        assert_eq!(
+            rows.len(),
+            3,
+            "TTFT, E2E, throughput: these runs have no TPOT"
+        );
+        for r in &rows {
+            assert_eq!((r.runs, r.df), (3, Some(8.0)), "{}", r.metric);
+            assert!(r.interval_high.is_finite());
+        }
+        let one = factorial(&factorial_pool(1)).await.unwrap();
+        assert!(one
+            .iter()
+            .all(|r| r.verdict == crate::model::stack::Interaction::Inconclusive));
+    }
+
+    #[tokio::test]
+    async fn a_configuration_that_measured_nothing_stops_the_factorial() {
+        use crate::model::record::Outcome;
+        let mut plan = factorial_pool(2);
+        let pool = plan.pool.as_mut().unwrap();
+        let at = pool.iter().position(|r| r.run_id == "c3r1").unwrap();
+        let records = (0..5)
+            .map(|i| crate::testkit::record(i, Outcome::Http(503)))
+            .collect();
+        let mut failed = crate::testkit::run_of(records, crate::testkit::scenario(""), 1);
+        failed.run_id = "c3r1".into();
+        failed.vars = pool[at].vars.clone();
+        pool[at] = failed;
+        let e = factorial(&plan).await.unwrap_err().to_string();
+        assert!(
+            e.contains("the factorial cannot compare quant=int4+spec=3: its run c3r1 has no successful measured request"),
+            "{e}"
+        );
     }
 
     #[tokio::test]

@@ -10,6 +10,8 @@ pub enum Interaction {
     Synergy,
     Neutral,
     Conflict,
+    /// The runs cannot tell: one run per configuration, or noise wider than the floor.
+    Inconclusive,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,8 +26,14 @@ pub struct InteractionRow {
     pub expected: f64,
     /// ln combined − Σ ln alone, signed so that positive is worse than independence.
     pub interaction: f64,
+    /// The 95 % interval (t with `df`); infinite when no configuration was run twice.
     pub interval_low: f64,
     pub interval_high: f64,
+    /// Degrees of freedom of the run-to-run noise: Σ(runs − 1) over the configurations
+    /// compared; `None` with one run each.
+    pub df: Option<f64>,
+    /// The fewest runs of any configuration compared.
+    pub runs: usize,
     pub verdict: Interaction,
     /// Which resource they likely contend for, when the data shows it.
     pub contention: Option<String>,

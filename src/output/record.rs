@@ -148,7 +148,9 @@ pub fn stack_rows(
                 Interaction::Synergy => "synergy",
                 Interaction::Neutral => "neutral",
                 Interaction::Conflict => "conflict",
+                Interaction::Inconclusive => "inconclusive",
             };
+            let end = |x: f64| if x.is_finite() { pct(x) } else { String::new() };
             let change = r.changes.join(" × ");
             RecordRow {
                 date: date.to_string(),
@@ -160,11 +162,17 @@ pub fn stack_rows(
                 baseline: format!("{:.4}", r.expected),
                 candidate: format!("{:.4}", r.combined),
                 delta_pct: pct(r.interaction),
-                interval_low: pct(r.interval_low),
-                interval_high: pct(r.interval_high),
+                interval_low: end(r.interval_low),
+                interval_high: end(r.interval_high),
                 verdict: verdict.into(),
                 side_effects: escape(r.contention.as_deref().unwrap_or("")),
-                note: String::new(),
+                note: match r.df {
+                    Some(df) => format!(
+                        "≥ {} runs per configuration; 95 % interval, t with {df:.0} df",
+                        r.runs
+                    ),
+                    None => "one run per configuration: no run-to-run noise to judge by".into(),
+                },
                 summary: escape(&format!(
                     "{change}: {} combined ×{:.3} vs ×{:.3} if independent ({verdict})",
                     r.metric, r.combined, r.expected

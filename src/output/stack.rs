@@ -15,6 +15,14 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
     );
     for r in rows {
         let alone: Vec<String> = r.alone.iter().map(|a| format!("{a:.3}")).collect();
+        let interval = if r.interval_high.is_finite() {
+            format!(
+                "{:+.3} [{:+.3}, {:+.3}]",
+                r.interaction, r.interval_low, r.interval_high
+            )
+        } else {
+            format!("{:+.3} [—]", r.interaction)
+        };
         let _ = writeln!(
             o,
             "  {:<28} {:<18} {:>20} {:>9.3} {:>9.3} {:>22}  {}",
@@ -23,21 +31,29 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
             alone.join(", "),
             r.combined,
             r.expected,
-            format!(
-                "{:+.3} [{:+.3}, {:+.3}]",
-                r.interaction, r.interval_low, r.interval_high
-            ),
+            interval,
             match r.verdict {
                 Interaction::Synergy => "synergy (1+1>2)",
                 Interaction::Neutral => "neutral (≈2)",
                 Interaction::Conflict => "CONFLICT (1+1<2)",
+                Interaction::Inconclusive => "inconclusive",
             }
         );
         if let Some(c) = &r.contention {
             let _ = writeln!(o, "  {:<28} contends for: {c}", "");
         }
     }
-    let _ = writeln!(o, "\n  interaction = ln(combined) − Σ ln(alone), positive = worse than independent; conflict/synergy when |interaction| > max(1.96·SE, ln 1.05).");
+    let _ = writeln!(o, "\n  interaction = ln(combined) − Σ ln(alone), positive = worse than independent; latency values are each configuration's pooled p50 over its runs, throughput the geometric mean of its runs.");
+    let _ = writeln!(o, "  95 % interval: the configurations' runs drawn again (the run is the unit), t with Σ(runs − 1) df; conflict/synergy when |interaction| > max(interval half-width, ln 1.05); neutral when the half-width ≤ ln 1.05 or the interval lies within ±ln 1.05; else inconclusive.");
+    match rows.iter().map(|r| r.runs).min() {
+        Some(1) => {
+            let _ = writeln!(o, "  one run per configuration shows no run-to-run variation, which a run's requests cannot stand in for: every row is inconclusive; measure each configuration at least twice (--repeat 2, or record more runs for --from).");
+        }
+        Some(fewest) => {
+            let _ = writeln!(o, "  runs per configuration: at least {fewest}");
+        }
+        None => {}
+    }
     o
 }
 

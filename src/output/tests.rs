@@ -134,18 +134,36 @@ fn sweep() -> Sweep {
 }
 
 fn interactions() -> Vec<InteractionRow> {
-    vec![InteractionRow {
-        metric: Metric::Latency(Latency::Tpot, Quantile::P50),
-        changes: vec!["spec=3".into(), "quant=int4".into()],
-        alone: vec![0.32, 0.36],
-        combined: 0.169,
-        expected: 0.115,
-        interaction: 0.39,
-        interval_low: 0.29,
-        interval_high: 0.49,
-        verdict: Interaction::Conflict,
-        contention: Some("the draft: spec-decode acceptance 0.82 alone → 0.44 combined".into()),
-    }]
+    vec![
+        InteractionRow {
+            metric: Metric::Latency(Latency::Tpot, Quantile::P50),
+            changes: vec!["spec=3".into(), "quant=int4".into()],
+            alone: vec![0.32, 0.36],
+            combined: 0.169,
+            expected: 0.115,
+            interaction: 0.39,
+            interval_low: 0.29,
+            interval_high: 0.49,
+            df: Some(4.0),
+            runs: 2,
+            verdict: Interaction::Conflict,
+            contention: Some("the draft: spec-decode acceptance 0.82 alone → 0.44 combined".into()),
+        },
+        InteractionRow {
+            metric: Metric::Latency(Latency::Ttft, Quantile::P50),
+            changes: vec!["spec=3".into(), "quant=int4".into()],
+            alone: vec![1.013, 0.851],
+            combined: 0.842,
+            expected: 0.862,
+            interaction: -0.024,
+            interval_low: -0.21,
+            interval_high: 0.16,
+            df: Some(4.0),
+            runs: 2,
+            verdict: Interaction::Inconclusive,
+            contention: None,
+        },
+    ]
 }
 
 /// Elements and text of a page, with each SVG reduced to its title.

@@ -1,14 +1,32 @@
 //! `bench stack`: how stacked optimizations combine (DOMAIN.md 11.2).
 //!
 //! **Factorial.** For changes A, B (, C) it measures the base, each change alone and every
-//! combination. Per metric, the effect of a configuration is r = q_config / q_base (a type-7
-//! quantile, or the throughput); if the changes were independent the combination would give
-//! the product of the single ratios. The interaction is
-//! I = ln r_combined − Σ ln r_single, with a standard error from a bootstrap of every arm
-//! (SE² = Σ SE²ᵢ, arms resampled independently) and a 95 % interval I ± 1.96 SE. Signed so
-//! that positive means the combination does *worse* than independence predicts:
-//! **conflict** (1 + 1 < 2) when I > max(1.96·SE, floor), **synergy** (1 + 1 > 2) when
-//! −I > max(1.96·SE, floor), **neutral** (≈ 2) otherwise; floor = ln 1.05.
+//! combination, each configuration in R runs (`--repeat`, default 2). Per metric, a
+//! configuration's value is the pooled quantile of its runs' requests (type 7, as every report
+//! computes it) or the geometric mean of its runs' output throughput; its effect is
+//! r = value_config / value_base; if the changes were independent the combination would give
+//! the product of the single ratios. The interaction is I = ln r_combined − Σ ln r_single =
+//! Σ_c w_c ln value_c (w = +1 for the combination, −1 for each single, k − 1 for the base of
+//! a k-change set), signed so that positive means the combination does *worse* than
+//! independence predicts.
+//!
+//! **Noise: the run is the unit** (issue 12's model, as the gate's two-sample one). Each
+//! configuration's runs are drawn again with replacement and the pooled quantile taken
+//! ([`crate::verdict::stats::runs`]); one run's share of that variance is pooled over the
+//! set's configurations with Σ(R_c − 1) degrees of freedom (for throughput, the spread of the
+//! runs' ln values), so Var I = s²·Σ w_c²/R_c — never below the requests' own sampling noise
+//! (a bootstrap of each configuration's pooled requests). The interval is I ± c with
+//! c = t₀.₉₇₅(df)·SE. One run per configuration shows no run-to-run variation, and the
+//! requests of one run are not independent draws (a closed loop's run settles into a state
+//! that all its requests share): then every row is **inconclusive**. On stored llama-server
+//! runs with nothing changed, the model before (until 2026-12-04: one run per configuration, a
+//! bootstrap of its requests, a normal 1.96) called 45 of 316 rows conflict or synergy.
+//!
+//! **Verdicts** (floor f = ln 1.05): **conflict** (1 + 1 < 2) when I > max(c, f),
+//! **synergy** (1 + 1 > 2) when −I > max(c, f), **neutral** (≈ 2) when neither and either
+//! c ≤ f (an interaction of the floor's size would have been seen) or the whole interval lies
+//! within ±f, **inconclusive** otherwise: the runs cannot tell (more runs per configuration
+//! would).
 //!
 //! **Ladder.** Changes are applied one at a time (in the given order, or DOMAIN.md's
 //! recommended one with `--recommended`); each step is judged against the previous step with
@@ -17,11 +35,14 @@
 
 use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample;
-use crate::model::metric::{Latency, Metric, Quantile};
+use crate::model::metric::Quantile;
+use crate::model::metric::{Latency, Metric};
 use crate::model::result::RunResult;
 use crate::model::server::ServerMetrics;
 use crate::model::stack::{Interaction, InteractionRow};
-use crate::verdict::stats::bootstrap::se_one as bootstrap_se_one;
+use crate::verdict::stats::bootstrap::se_one;
+use crate::verdict::stats::runs::{arm_var, Runs};
+use crate::verdict::stats::{sd, t_quantile};
 
 /// The metrics a stack reports.
 pub const METRICS: [Metric; 4] = [
@@ -31,47 +52,99 @@ pub const METRICS: [Metric; 4] = [
     Metric::OutputThroughput,
 ];
 
-/// What one configuration measured.
+/// Draws of a configuration's runs for its run-level variance.
+const REPLICATES: usize = 1000;
+
+/// What one configuration measured, run by run.
 #[derive(Debug, Clone)]
 pub struct Arm {
     /// Indices of the changes applied (empty = base).
     pub changes: Vec<usize>,
-    pub ttft: Sample,
-    pub tpot: Sample,
-    pub e2e: Sample,
-    pub output_tps: f64,
-    pub ok: u64,
-    pub server: Option<ServerMetrics>,
+    /// Each run's TTFT, TPOT and E2E values (µs).
+    pub ttft: Vec<Sample>,
+    pub tpot: Vec<Sample>,
+    pub e2e: Vec<Sample>,
+    /// Each run's output throughput (tokens/s).
+    pub output_tps: Vec<f64>,
+    /// The server's figures of the runs that scraped them.
+    pub server: Vec<ServerMetrics>,
+}
+
+/// One configuration's value of a metric and its noise.
+struct Cell {
+    /// ln of the value.
+    value: f64,
+    runs: usize,
+    /// One run's share of the variance of `value` (s² of a run), when there are ≥ 2 runs.
+    per_run: Option<f64>,
+    /// Variance of `value` from the sampling of the requests alone.
+    sampling: f64,
 }
 
 impl Arm {
-    pub fn from_run(changes: Vec<usize>, r: &RunResult) -> Arm {
+    pub fn from_runs(changes: Vec<usize>, runs: &[RunResult]) -> Arm {
+        let each = |l: Latency| runs.iter().map(|r| sample(r, l)).collect();
         Arm {
             changes,
-            ttft: sample(r, Latency::Ttft),
-            tpot: sample(r, Latency::Tpot),
-            e2e: sample(r, Latency::E2e),
-            output_tps: r.summary.throughput.output_tps,
-            ok: r.summary.counts.ok,
-            server: r.server_metrics.clone(),
+            ttft: each(Latency::Ttft),
+            tpot: each(Latency::Tpot),
+            e2e: each(Latency::E2e),
+            output_tps: runs
+                .iter()
+                .map(|r| r.summary.throughput.output_tps)
+                .collect(),
+            server: runs
+                .iter()
+                .filter_map(|r| r.server_metrics.clone())
+                .collect(),
         }
     }
 
-    /// ln of the metric and its standard error.
-    fn log_value(&self, metric: Metric) -> Option<(f64, f64)> {
-        let (v, p) = match metric {
+    /// Runs measured.
+    pub fn runs(&self) -> usize {
+        self.output_tps.len()
+    }
+
+    fn cell(&self, metric: Metric, seed: u64) -> Option<Cell> {
+        let (samples, p) = match metric {
             Metric::Latency(Latency::Tpot, q) => (&self.tpot, q.p()),
             Metric::Latency(Latency::Ttft, q) => (&self.ttft, q.p()),
             Metric::Latency(Latency::E2e, q) => (&self.e2e, q.p()),
             Metric::OutputThroughput => {
-                // A rate from n completions: relative noise ≈ 1/√n.
-                return (self.output_tps > 0.0)
-                    .then(|| (self.output_tps.ln(), 1.0 / (self.ok.max(1) as f64).sqrt()));
+                let logs: Vec<f64> = self
+                    .output_tps
+                    .iter()
+                    .filter(|v| **v > 0.0)
+                    .map(|v| v.ln())
+                    .collect();
+                if logs.is_empty() {
+                    return None;
+                }
+                return Some(Cell {
+                    value: logs.iter().sum::<f64>() / logs.len() as f64,
+                    runs: logs.len(),
+                    per_run: sd(&logs).map(|s| s * s),
+                    sampling: 0.0,
+                });
             }
             _ => return None,
         };
-        let q = v.quantile(p).filter(|q| *q > 0.0)?;
-        Some((q.ln(), bootstrap_se_one(v, p, 400, v.len() as u64)))
+        let measured: Vec<&Sample> = samples.iter().filter(|s| !s.is_empty()).collect();
+        let pooled = Sample::merged(&measured);
+        let value = pooled.quantile(p).filter(|q| *q > 0.0)?.ln();
+        let runs = Runs::new(&measured);
+        Some(Cell {
+            value,
+            runs: runs.len(),
+            per_run: arm_var(&runs, p, REPLICATES, seed).map(|v| v * runs.len() as f64),
+            sampling: se_one(&pooled, p, 400, seed).powi(2),
+        })
+    }
+
+    /// The mean of a server figure over the runs that have it.
+    fn server_mean(&self, f: impl Fn(&ServerMetrics) -> Option<f64>) -> Option<f64> {
+        let v: Vec<f64> = self.server.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
 }
 
@@ -87,6 +160,41 @@ fn find<'a>(arms: &'a [Arm], set: &[usize]) -> Option<&'a Arm> {
     })
 }
 
+/// The interaction of a set from its configurations' cells (combination first, then the
+/// singles, then the base) and their weights: (I, SE, df); SE infinite when no configuration
+/// has two runs.
+fn combine(cells: &[(&Cell, f64)]) -> (f64, f64, Option<f64>) {
+    let value: f64 = cells.iter().map(|(c, w)| w * c.value).sum();
+    let (ss, df) = cells
+        .iter()
+        .filter_map(|(c, _)| c.per_run.map(|v| (v * (c.runs - 1) as f64, c.runs - 1)))
+        .fold((0.0, 0usize), |(s, d), (v, k)| (s + v, d + k));
+    let sampling: f64 = cells.iter().map(|(c, w)| w * w * c.sampling).sum();
+    if df == 0 {
+        return (value, f64::INFINITY, None);
+    }
+    let per_run = ss / df as f64;
+    let runs: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
+    (
+        value,
+        (per_run * runs).max(sampling).sqrt(),
+        Some(df as f64),
+    )
+}
+
+fn verdict(worse: f64, critical: f64) -> Interaction {
+    let bar = critical.max(FLOOR);
+    if worse > bar {
+        Interaction::Conflict
+    } else if -worse > bar {
+        Interaction::Synergy
+    } else if critical <= FLOOR || (worse + critical <= FLOOR && worse - critical >= -FLOOR) {
+        Interaction::Neutral
+    } else {
+        Interaction::Inconclusive
+    }
+}
+
 /// Interactions of every pair, and of all the changes together when there are three.
 pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
     let n = names.len();
@@ -99,52 +207,58 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
     if n == 3 {
         sets.push(vec![0, 1, 2]);
     }
-    let Some(base) = find(arms, &[]) else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
     for set in sets {
+        // The combination, each single, the base.
+        let mut configs: Vec<Vec<usize>> = vec![set.clone()];
+        configs.extend(set.iter().map(|i| vec![*i]));
+        configs.push(Vec::new());
+        let Some(found) = configs
+            .iter()
+            .map(|c| find(arms, c))
+            .collect::<Option<Vec<&Arm>>>()
+        else {
+            continue;
+        };
+        let weights: Vec<f64> = (0..configs.len())
+            .map(|i| match i {
+                0 => 1.0,
+                i if i == configs.len() - 1 => set.len() as f64 - 1.0,
+                _ => -1.0,
+            })
+            .collect();
         for metric in METRICS {
-            let lower = metric.lower_is_better();
-            let Some((b, sb)) = base.log_value(metric) else {
-                continue;
-            };
-            let singles: Option<Vec<(f64, f64)>> = set
+            let seed = 0x57ac_u64 ^ ((set.iter().fold(0, |h, i| h * 8 + i + 1) as u64) << 8);
+            let Some(cells) = found
                 .iter()
-                .map(|i| find(arms, &[*i]).and_then(|a| a.log_value(metric)))
-                .collect();
-            let (Some(singles), Some((c, sc))) =
-                (singles, find(arms, &set).and_then(|a| a.log_value(metric)))
+                .enumerate()
+                .map(|(k, a)| a.cell(metric, seed.wrapping_add(k as u64)))
+                .collect::<Option<Vec<Cell>>>()
             else {
                 continue;
             };
-            let alone: Vec<f64> = singles.iter().map(|(v, _)| (v - b).exp()).collect();
-            let combined = (c - b).exp();
-            let expected: f64 = alone.iter().product();
-            // ln(c/b) − Σ ln(sᵢ/b): the base enters once per single and once for the combination.
-            let raw = (c - b) - singles.iter().map(|(v, _)| v - b).sum::<f64>();
-            let base_weight = (set.len() as f64 - 1.0).powi(2);
-            let se =
-                (sc * sc + singles.iter().map(|(_, s)| s * s).sum::<f64>() + base_weight * sb * sb)
-                    .sqrt();
-            let worse = if lower { raw } else { -raw };
-            let bar = (1.96 * se).max(FLOOR);
-            let verdict = if worse > bar {
-                Interaction::Conflict
-            } else if -worse > bar {
-                Interaction::Synergy
-            } else {
-                Interaction::Neutral
-            };
+            let weighted: Vec<(&Cell, f64)> = cells.iter().zip(weights.iter().copied()).collect();
+            let (raw, se, df) = combine(&weighted);
+            let base = cells[cells.len() - 1].value;
+            let alone: Vec<f64> = cells[1..cells.len() - 1]
+                .iter()
+                .map(|c| (c.value - base).exp())
+                .collect();
+            let combined = (cells[0].value - base).exp();
+            let worse = if metric.lower_is_better() { raw } else { -raw };
+            let critical = df.map_or(f64::INFINITY, |d| t_quantile(0.975, d) * se);
+            let verdict = verdict(worse, critical);
             out.push(InteractionRow {
                 metric,
                 changes: set.iter().map(|i| names[*i].clone()).collect(),
+                expected: alone.iter().product(),
                 alone,
                 combined,
-                expected,
                 interaction: worse,
-                interval_low: worse - 1.96 * se,
-                interval_high: worse + 1.96 * se,
+                interval_low: worse - critical,
+                interval_high: worse + critical,
+                df,
+                runs: found.iter().map(|a| a.runs()).min().unwrap_or(0),
                 verdict,
                 contention: contention(arms, &set, names, verdict),
             });
@@ -155,7 +269,7 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
 
 /// What the measurements say the changes compete for.
 fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> Option<String> {
-    if v == Interaction::Neutral {
+    if matches!(v, Interaction::Neutral | Interaction::Inconclusive) {
         return None;
     }
     let combined = find(arms, set)?;
@@ -164,7 +278,7 @@ fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> 
         .map(|i| names[*i].split('=').next().unwrap_or(""))
         .collect();
     let has = |k: &str| keys.contains(&k);
-    let acc = |a: &Arm| a.server.as_ref().and_then(|s| s.spec_acceptance_rate);
+    let acc = |a: &Arm| a.server_mean(|s| s.spec_acceptance_rate);
     if has("spec") {
         let alone = set
             .iter()
@@ -178,7 +292,7 @@ fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> 
             }
         }
     }
-    let pre = |a: &Arm| a.server.as_ref().and_then(|s| s.preemptions).unwrap_or(0.0);
+    let pre = |a: &Arm| a.server_mean(|s| s.preemptions).unwrap_or(0.0);
     let single_pre = set
         .iter()
         .filter_map(|i| find(arms, &[*i]))
@@ -192,14 +306,7 @@ fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> 
             pre(combined)
         ));
     }
-    if has("spec")
-        && combined
-            .server
-            .as_ref()
-            .and_then(|s| s.running_peak)
-            .unwrap_or(0.0)
-            >= 16.0
-    {
+    if has("spec") && combined.server_mean(|s| s.running_peak).unwrap_or(0.0) >= 16.0 {
         return Some("scheduler slots / compute: verification competes with a large batch".into());
     }
     if has("tp") {

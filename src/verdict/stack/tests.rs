@@ -1,30 +1,42 @@
 //! Interactions measured on the simulator in virtual time, and the ladder on stored runs.
 
 use super::*;
+use crate::model::result::RunResult;
 use crate::model::text::{stream_rng, words};
 use crate::sim::tokenize;
 use crate::sim::virtual_time::{simulate, VRequest, VirtualLoad, VirtualRun};
 use crate::sim::SimOptions;
 use rand::Rng;
 
+/// A configuration measured in virtual time: deterministic, so its two runs are the same run
+/// and the noise is the requests' sampling alone.
 fn arm(changes: Vec<usize>, r: &VirtualRun) -> Arm {
     let us = |s: f64| s * 1e6;
+    let twice = |s: Sample| vec![s.clone(), s];
     Arm {
         changes,
-        ttft: Sample::from_values(r.traces.iter().filter_map(|t| t.ttft()).map(us)),
-        tpot: Sample::from_values(r.traces.iter().filter_map(|t| t.tpot()).map(us)),
-        e2e: Sample::from_values(r.traces.iter().filter_map(|t| t.e2e()).map(us)),
-        output_tps: r.output_tokens_per_s(),
-        ok: r.traces.len() as u64,
-        server: Some(ServerMetrics {
-            engine: Some("sim".into()),
-            spec_acceptance_rate: (r.counters.spec_draft_tokens > 0).then(|| {
-                r.counters.spec_accepted_tokens as f64 / r.counters.spec_draft_tokens as f64
-            }),
-            preemptions: Some(r.counters.preemptions as f64),
-            running_peak: Some(r.peak_running as f64),
-            ..Default::default()
-        }),
+        ttft: twice(Sample::from_values(
+            r.traces.iter().filter_map(|t| t.ttft()).map(us),
+        )),
+        tpot: twice(Sample::from_values(
+            r.traces.iter().filter_map(|t| t.tpot()).map(us),
+        )),
+        e2e: twice(Sample::from_values(
+            r.traces.iter().filter_map(|t| t.e2e()).map(us),
+        )),
+        output_tps: vec![r.output_tokens_per_s(); 2],
+        server: vec![
+            ServerMetrics {
+                engine: Some("sim".into()),
+                spec_acceptance_rate: (r.counters.spec_draft_tokens > 0).then(|| {
+                    r.counters.spec_accepted_tokens as f64 / r.counters.spec_draft_tokens as f64
+                }),
+                preemptions: Some(r.counters.preemptions as f64),
+                running_peak: Some(r.peak_running as f64),
+                ..Default::default()
+            };
+            2
+        ],
     }
 }
 
@@ -126,6 +138,124 @@ fn prefix_cache_and_batching_parameters_are_neutral() {
     let t = row(&rows, "tpot.p50");
     println!("prefix cache × max_num_seqs TPOT: alone {:?}, combined {:.3}, expected {:.3}, interaction {:.3} → {:?}", t.alone, t.combined, t.expected, t.interaction, t.verdict);
     assert_eq!(t.verdict, Interaction::Neutral);
+}
+
+/// Nothing changed: all four configurations of a two-change factorial are the two-state closed
+/// loop of the gate's tests (a run settles in phase or, 30 % of the time, out of phase, and all
+/// its requests share the state), each measured `runs` times. Rows of the four metrics called
+/// conflict or synergy over `rounds` seeded factorials: (with each configuration's first run's
+/// requests bootstrapped, the model before 2026-12-04; with the runs drawn again).
+fn phased_factorials(rounds: u64, runs: usize) -> (usize, usize) {
+    use crate::verdict::gate::tests::phased_run;
+    use rand::SeedableRng;
+    let names = vec!["quant=int4".to_string(), "spec=3".to_string()];
+    let (mut old, mut new) = (0, 0);
+    for i in 0..rounds {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4_000 + i);
+        let arms: Vec<Arm> = [vec![], vec![0], vec![1], vec![0, 1]]
+            .into_iter()
+            .map(|c| {
+                let runs: Vec<RunResult> = (0..runs)
+                    .map(|_| {
+                        let out = rng.random_bool(0.3);
+                        phased_run(out, &mut rng)
+                    })
+                    .collect();
+                Arm::from_runs(c, &runs)
+            })
+            .collect();
+        let called = |v: Interaction| matches!(v, Interaction::Conflict | Interaction::Synergy);
+        new += factorial(&arms, &names)
+            .iter()
+            .filter(|r| called(r.verdict))
+            .count();
+        old += METRICS
+            .iter()
+            .filter(|m| called(first_runs_requests(&arms, **m)))
+            .count();
+    }
+    (old, new)
+}
+
+/// The model before 2026-12-04: each configuration's one run, its requests bootstrapped as if
+/// independent, a normal 1.96 (the combination, the singles, the base: weights 1, −1, −1, 1).
+fn first_runs_requests(arms: &[Arm], metric: Metric) -> Interaction {
+    use crate::verdict::stats::bootstrap::se_one;
+    let (mut value, mut var) = (0.0, 0.0);
+    for (set, w) in [
+        (vec![0, 1], 1.0),
+        (vec![0], -1.0),
+        (vec![1], -1.0),
+        (vec![], 1.0),
+    ] {
+        let a = find(arms, &set).unwrap();
+        let (v, se) = match metric {
+            Metric::OutputThroughput => (a.output_tps[0].ln(), 1.0 / 40f64.sqrt()),
+            Metric::Latency(l, q) => {
+                let s = match l {
+                    Latency::Ttft => &a.ttft[0],
+                    Latency::Tpot => &a.tpot[0],
+                    _ => &a.e2e[0],
+                };
+                (s.quantile(q.p()).unwrap().ln(), se_one(s, q.p(), 400, 7))
+            }
+            _ => unreachable!(),
+        };
+        value += w * v;
+        var += se * se;
+    }
+    let bar = (1.96 * var.sqrt()).max(FLOOR);
+    if value.abs() > bar {
+        Interaction::Conflict
+    } else {
+        Interaction::Neutral
+    }
+}
+
+#[test]
+fn a_run_level_mode_switch_is_no_interaction_when_each_configuration_is_repeated() {
+    // What stored llama-server runs showed (45 of 316 rows with nothing changed called conflict
+    // or synergy, one run per configuration): a run's state is shared by all its requests, so
+    // a bootstrap of one run's requests makes the interval far too narrow. Seeded: the counts
+    // are fixed (printed).
+    let rounds = 60;
+    let (old, new) = phased_factorials(rounds, 3);
+    let rows = rounds as usize * METRICS.len();
+    println!("two-state A/A factorials, {rows} rows: conflict/synergy {old} with one run's requests bootstrapped, {new} with 3 runs per configuration drawn again");
+    assert!(
+        old * 5 > rows,
+        "the model before should show the failure this guards against ({old}/{rows})"
+    );
+    assert!(new * 20 <= rows, "{new}/{rows} rows called an interaction");
+}
+
+#[test]
+fn one_run_per_configuration_cannot_judge_an_interaction() {
+    let (mut arms, names) = run_factorial(
+        "h100-8b",
+        &[],
+        &[("spec", "3"), ("quant", "int4")],
+        1,
+        &unique(6, 256, 128),
+    );
+    for a in &mut arms {
+        for s in [&mut a.ttft, &mut a.tpot, &mut a.e2e] {
+            s.truncate(1);
+        }
+        a.output_tps.truncate(1);
+    }
+    let rows = factorial(&arms, &names);
+    assert_eq!(rows.len(), METRICS.len());
+    for r in &rows {
+        assert_eq!(r.verdict, Interaction::Inconclusive, "{}", r.metric);
+        assert_eq!((r.df, r.runs), (None, 1));
+        assert!(r.interval_high.is_infinite() && r.contention.is_none());
+    }
+    let text = crate::output::stack::factorial(&rows);
+    assert!(
+        text.contains("one run per configuration shows no run-to-run variation"),
+        "{text}"
+    );
 }
 
 #[test]
