@@ -355,3 +355,51 @@ fn a_switch_command_is_printed_without_the_api_key() {
     );
     assert!(!err.contains("0123456789"), "{err}");
 }
+
+/// A signal while the interleave waits for its `--switch` command (here the third call, after
+/// block 2's candidate run, which sleeps) finds no run under way and ends the process at once;
+/// it still says where the finished runs are and how to judge them (before 2026-12-04 it said
+/// only "no run under way; exiting").
+#[cfg(unix)]
+#[test]
+fn a_signal_during_a_switch_says_how_to_judge_what_was_kept() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (s, store) = recorded(dir.path());
+    let (count, waiting) = (dir.path().join("switches"), dir.path().join("waiting"));
+    let switch = format!(
+        "n=$(cat {0} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {0}; if [ $n -ge 3 ]; then touch {1}; exec sleep 20 >/dev/null 2>&1; fi",
+        count.display(),
+        waiting.display()
+    );
+    let out = dir.path().join("sig");
+    let child = bench()
+        .args(["compare", &s, "--baselines", &store, "--interleave"])
+        .args(["--switch", &switch, "--out", out.to_str().unwrap(), "-q"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(120);
+    while !waiting.exists() {
+        assert!(Instant::now() < until, "the third switch never came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ok = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("terminated (SIGTERM): no run under way; exiting")
+            && err.contains("the runs finished so far are kept under")
+            && err.contains(&format!(
+                "--control {0}/control --candidate {0}/candidate",
+                out.display()
+            )),
+        "{err}"
+    );
+    assert!(out.join("candidate/rep2/run.json").is_file());
+}

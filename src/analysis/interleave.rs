@@ -184,6 +184,12 @@ pub async fn run(
     for i in 0..k {
         for arm in block(i) {
             if let Some(cmd) = switch.filter(|_| active != Some(arm)) {
+                if let Some(name) = crate::session::signals::received() {
+                    // The run before took the signal whole; no switch, no further run.
+                    return Err(BenchError::Runtime(format!(
+                        "{name} during the last run: no further switch or run started"
+                    )));
+                }
                 switch_to(
                     cmd,
                     arm,

@@ -101,6 +101,24 @@ async fn interleaved(
     let candidate = Session::new(spec)?;
     let out = candidate.out_dir(&candidate.spec().scenario.name);
     output::check_fresh(&out)?;
+    let hint = {
+        let (out, dir, rejudge) = (
+            out.clone(),
+            out.display().to_string(),
+            rejudge_command(args),
+        );
+        move || {
+            kept_under(
+                out.join("candidate/rep1/run.json").is_file(),
+                "the runs finished so far are",
+                &out,
+                &format!("{rejudge} --control {dir}/control --candidate {dir}/candidate"),
+            )
+        }
+    };
+    // A signal while no run is under way (a --switch command, the wait for the endpoint)
+    // ends the process at once: it says the same.
+    crate::session::signals::on_exit(hint.clone());
     let (a, b) = interleave::run(
         &Session::new(control)?,
         &candidate,
@@ -109,19 +127,7 @@ async fn interleaved(
         &out,
     )
     .await
-    .map_err(|e| {
-        let dir = out.display();
-        BenchError::Runtime(format!(
-            "{e}{}",
-            kept(
-                out.join("candidate/rep1/run.json").is_file(),
-                "the runs finished so far are",
-                &out,
-                &format!("--control {dir}/control --candidate {dir}/candidate"),
-                args
-            )
-        ))
-    })?;
+    .map_err(|e| BenchError::Runtime(format!("{e}{}", hint())))?;
     eprintln!("control and candidate runs written under {}", out.display());
     let name = format!("{} (interleaved control)", stored.name);
     Ok((Baseline::new(&name, a)?, b))
@@ -200,13 +206,22 @@ async fn measured(
 /// After a compare stopped part-way with runs on disk (`any`): where they are (`what` are
 /// kept under `out`) and the command that judges them (`flags`); empty when none are.
 fn kept(any: bool, what: &str, out: &Path, flags: &str, args: &CompareArgs) -> String {
+    kept_under(
+        any,
+        what,
+        out,
+        &format!("{} {flags}", rejudge_command(args)),
+    )
+}
+
+/// [`kept`] with the whole command given.
+fn kept_under(any: bool, what: &str, out: &Path, command: &str) -> String {
     if !any {
         return String::new();
     }
     format!(
-        "\n{what} kept under {}; judge them with:\n  {} {flags}",
-        out.display(),
-        rejudge_command(args)
+        "\n{what} kept under {}; judge them with:\n  {command}",
+        out.display()
     )
 }
 

@@ -20,6 +20,19 @@ static LISTENER: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 /// after one, even when the run it arrived in had sent every request and finished whole.
 static RECEIVED: Mutex<Option<&'static str>> = Mutex::new(None);
 
+/// What a command of several runs wants said when a signal ends the process between its runs
+/// (where it kept the runs finished, and how to judge them), computed then.
+type ExitNote = Box<dyn Fn() -> String + Send>;
+static EXIT_NOTE: Mutex<Option<ExitNote>> = Mutex::new(None);
+
+/// Sets the note [`route`] prints when a signal arrives while no run is under way — say, while
+/// an interleave waits for its `--switch` command — and so ends the process at once.
+pub fn on_exit(note: impl Fn() -> String + Send + 'static) {
+    if let Ok(mut n) = EXIT_NOTE.lock() {
+        *n = Some(Box::new(note));
+    }
+}
+
 /// The signal that asked this process to stop, if one has (see [`RECEIVED`]).
 pub fn received() -> Option<&'static str> {
     RECEIVED.lock().ok().and_then(|r| *r)
@@ -75,7 +88,12 @@ fn route(name: &'static str) {
     let current = CURRENT.lock().ok().and_then(|c| c.clone());
     match current {
         None => {
-            eprintln!("\n{name}: no run under way; exiting");
+            let note = EXIT_NOTE
+                .lock()
+                .ok()
+                .and_then(|n| n.as_ref().map(|f| f()))
+                .unwrap_or_default();
+            eprintln!("\n{name}: no run under way; exiting{note}");
             std::process::exit(2);
         }
         Some((s, grace)) if !s.requests.is_cancelled() => {
