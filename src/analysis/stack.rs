@@ -10,7 +10,7 @@ use crate::config::run::RunSpec;
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
-use crate::model::metric::Latency;
+use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::result::RunResult;
 use crate::model::stack::{InteractionRow, Ladder, LadderStep};
 use crate::session::Session;
@@ -222,13 +222,13 @@ pub async fn ladder(plan: &StackPlan, gate: &GateConfig) -> Result<Ladder, Bench
     let step_runs = |k: usize| async move { plan.obtain(&applied(k), &plan.out).await };
     let names = plan.names();
     let mut prev = step_runs(0).await?;
-    let tpot = |r: &RunResult| {
-        r.summary
-            .latency(Latency::Tpot)
-            .map(|l| l.p50)
+    // TPOT p50 as the gate reports it: each step's pooled over its runs.
+    let tpot = |c: &crate::model::comparison::Comparison, base: bool| {
+        c.row(Metric::Latency(Latency::Tpot, Quantile::P50))
+            .map(|r| if base { r.baseline } else { r.candidate })
             .filter(|v| *v > 0.0)
     };
-    let first_tpot = tpot(&prev[0]);
+    let mut first_tpot = None;
     let mut ladder = Ladder {
         steps: Vec::new(),
         stopped_at: None,
@@ -255,12 +255,15 @@ pub async fn ladder(plan: &StackPlan, gate: &GateConfig) -> Result<Ladder, Bench
         let baseline = Baseline::new(&format!("step {}", step - 1), prev)?;
         let comparison = compare(&baseline, &runs, false, gate)?;
         let regressed = comparison.regressed;
+        if step == 1 {
+            first_tpot = tpot(&comparison, true);
+        }
         ladder.steps.push(LadderStep {
             change: names[step - 1].clone(),
-            comparison,
             cumulative_tpot_pct: first_tpot
-                .zip(tpot(&runs[0]))
+                .zip(tpot(&comparison, false))
                 .map(|(a, b)| (b / a - 1.0) * 100.0),
+            comparison,
         });
         prev = runs;
         if regressed && !plan.keep_going {
@@ -328,6 +331,39 @@ mod tests {
         assert_eq!(ids(tried), ["q1", "q2"]);
         let none = pool(&[("b1", "none")]);
         assert!(none.find(none.pool.as_ref().unwrap(), &[int4]).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_ladders_cumulative_gain_pools_each_steps_runs() {
+        // Nothing changes but which state each run settled in: the base's first run in phase
+        // (TPOT ≈ 21 ms), the step's first out of phase (≈ 43 ms), their second runs the other
+        // way round. Until 2026-12-04 the cumulative TPOT came from each step's first run:
+        // ≈ +100 %; pooled over the runs, as the gate judges them, it is ≈ 0.
+        use crate::verdict::gate::tests::phased_run;
+        let mut rng = crate::testkit::rng(3);
+        let mut plan = pool(&[]);
+        let runs = [
+            ("b1", "none", false),
+            ("q1", "int4", true),
+            ("b2", "none", true),
+            ("q2", "int4", false),
+        ];
+        plan.pool = Some(
+            runs.iter()
+                .enumerate()
+                .map(|(i, (id, quant, out))| {
+                    let mut r = phased_run(*out, &mut rng);
+                    r.run_id = id.to_string();
+                    r.started_at += chrono::Duration::seconds(i as i64);
+                    r.vars = [("quant".to_string(), quant.to_string())].into();
+                    r
+                })
+                .collect(),
+        );
+        let gate = GateConfig::new(&[], 0.05, 1).unwrap();
+        let l = ladder(&plan, &gate).await.unwrap();
+        let cum = l.steps[0].cumulative_tpot_pct.unwrap();
+        assert!(cum.abs() < 20.0, "cumulative TPOT {cum:+.1} %");
     }
 
     /// A pool for a factorial of quant=int4 × spec=3: `per` runs of each configuration.

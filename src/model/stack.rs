@@ -45,7 +45,8 @@ pub struct LadderStep {
     /// `quant=int4`.
     pub change: String,
     pub comparison: super::comparison::Comparison,
-    /// TPOT p50 against the base (ratio − 1, in %), when both have one.
+    /// TPOT p50 against the base (ratio − 1, in %), when both have one: each pooled over its
+    /// runs, as the gate reports it (until 2026-12-04 from each step's first run alone).
     pub cumulative_tpot_pct: Option<f64>,
 }
 
