@@ -17,7 +17,16 @@
 //! quantization splits values a few percent apart cleanly, and that is no state) — from 10
 //! requests up. A split means the run's requests met the server in two different states; the
 //! run's quantiles then depend on how many fell in each, which is why such runs vary.
+//!
+//! **A quantile in a jump.** A tail quantile can sit where an arm's pooled values jump from one
+//! cluster to a small slower one (on llama-server, TPOT p95 between ≈ 23 ms and ≈ 40 ms: the
+//! decode steps that waited for the other client's prefill, 3–8 % of requests). Such a
+//! quantile moves with the slower cluster's share, not with either cluster's speed, and more
+//! requests settle it only slowly. Flagged when, across the 4 % of values around p, they rise
+//! by ≥ 20 % and by ≥ 4× the log-rise of the 4 % just below (a smooth tail rises gradually:
+//! 1.6× for any log-normal at p95, 1.5× for an exponential, 1.9× for a Pareto), from 50 values.
 
+use crate::metrics::quantile::Sample;
 use crate::metrics::summary::ordered;
 use crate::model::comparison::{Row, Verdict};
 use crate::model::metric::{Latency, Metric, Quantile};
@@ -70,6 +79,18 @@ pub fn split(values: &[f64]) -> Option<Split> {
         high: m2.exp(),
         ashman_d: d,
     })
+}
+
+/// Where the p-quantile of `s` lies in a jump between clusters: the values at p − 2 % and
+/// p + 2 % (the sample's unit), when it does (see the module header).
+pub fn quantile_in_jump(s: &Sample, p: f64) -> Option<(f64, f64)> {
+    if s.len() < 50 || !(0.06..=0.98).contains(&p) {
+        return None;
+    }
+    let ln_q = |p: f64| s.quantile(p).filter(|v| *v > 0.0).map(f64::ln);
+    let (below, lo, hi) = (ln_q(p - 0.06)?, ln_q(p - 0.02)?, ln_q(p + 0.02)?);
+    let rise = hi - lo;
+    (rise >= 1.2f64.ln() && rise >= 4.0 * (lo - below)).then(|| (lo.exp(), hi.exp()))
 }
 
 fn p50(metric: Latency) -> Metric {
@@ -169,6 +190,41 @@ pub fn name(rows: &mut [Row], base: &[RunResult], cand: &[RunResult]) -> Vec<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quantile_between_a_cluster_and_a_small_slower_one_is_in_a_jump() {
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, LogNormal};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let (fast, slow) = (
+            LogNormal::new(23f64.ln(), 0.04).unwrap(),
+            LogNormal::new(40f64.ln(), 0.04).unwrap(),
+        );
+        // 5 % slower: the p95 is between the two; the p50 is not.
+        let two: Vec<f64> = (0..480)
+            .map(|i| {
+                if i % 20 == 0 {
+                    slow.sample(&mut rng)
+                } else {
+                    fast.sample(&mut rng)
+                }
+            })
+            .collect();
+        let s = Sample::from_values(two);
+        let (lo, hi) = quantile_in_jump(&s, 0.95).unwrap();
+        assert!(lo < 26.0 && hi > 36.0, "{lo} {hi}");
+        assert_eq!(quantile_in_jump(&s, 0.5), None);
+        // Smooth tails, however long, are no jump.
+        for sigma in [0.3, 0.7, 1.2] {
+            let d = LogNormal::new(23f64.ln(), sigma).unwrap();
+            let s = Sample::from_values((0..480).map(|_| d.sample(&mut rng)));
+            assert_eq!(quantile_in_jump(&s, 0.95), None, "σ {sigma}");
+        }
+        assert_eq!(
+            quantile_in_jump(&Sample::from_values([1.0; 40]), 0.95),
+            None
+        );
+    }
 
     #[test]
     fn two_clusters_are_found_and_one_is_not() {

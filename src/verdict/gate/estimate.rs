@@ -10,6 +10,7 @@ use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample_in;
 use crate::model::metric::{Latency, Metric, Quantile, Turns};
 use crate::model::result::RunResult;
+use crate::verdict::mode::quantile_in_jump;
 use crate::verdict::stats::bootstrap::se_two;
 use crate::verdict::stats::exact::{clopper_pearson, fisher_greater};
 use crate::verdict::stats::runs::{arm_var, paired_var, Runs};
@@ -53,6 +54,9 @@ pub struct Noise {
     /// Judged in pairs: the variance of one block's difference (candidate − control run),
     /// which holds both runs' states and sampling noise but not what the block shared.
     pub blocks: Option<f64>,
+    /// A latency quantile that lies in a jump of an arm's pooled values
+    /// ([`crate::verdict::mode::quantile_in_jump`]): the arm and its values at p ± 2 % (µs).
+    pub jump: Option<(&'static str, f64, f64)>,
 }
 
 /// Errors and measured requests in each arm.
@@ -270,6 +274,9 @@ fn latency(
     // The noise per run (per block in pairs), for saying what would resolve an inconclusive:
     // `within` is the pooled requests' sampling share, `between` what the runs add to it.
     let within = sampling / runs_factor;
+    let jump = [("baseline", &pb), ("candidate", &pc)]
+        .into_iter()
+        .find_map(|(arm, s)| quantile_in_jump(s, p).map(|(lo, hi)| (arm, lo, hi)));
     Estimated::Measured(Box::new(Estimate {
         baseline: qa / 1000.0,
         candidate: qb / 1000.0,
@@ -295,6 +302,7 @@ fn latency(
             between: spread.map_or(0.0, |(v1, _)| (v1 - within).max(0.0)),
             within,
             blocks: paired.map(|(v, k)| v * k as f64),
+            jump,
         }),
     }))
 }
@@ -380,6 +388,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
             between: ss / (r + k - 2.0).max(1.0),
             within: 0.0,
             blocks: paired.map(|p| p.2),
+            jump: None,
         }),
     }))
 }

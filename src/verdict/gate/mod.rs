@@ -401,6 +401,23 @@ fn resolve(r: &Row, noise: Option<Noise>, levels: Levels, interleaved: bool) -> 
     }
 }
 
+/// Why a quantile in a jump of an arm's values (see [`crate::verdict::mode`]) is slow to settle.
+fn jump(r: &Row, (arm, lo, hi): (&str, f64, f64)) -> String {
+    let crate::model::metric::Metric::Latency(l, q) = r.metric else {
+        return String::new();
+    };
+    let p = q.p() * 100.0;
+    format!(
+        "; the {} lies where the {arm}'s values jump (its p{:.0}–p{:.0} run from {:.1} to {:.1} ms): it moves with how many requests land above the jump more than with their speed, so more requests settle it slowly — an SLO between the two ([slo] {}_ms, judged as goodput) judges that share directly",
+        r.metric,
+        p - 2.0,
+        p + 2.0,
+        lo / 1000.0,
+        hi / 1000.0,
+        l.name()
+    )
+}
+
 fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved: bool) -> String {
     let delta = format!("{:+.1}%", r.delta_pct);
     let n = match r.df {
@@ -432,12 +449,13 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved
             r.critical
         ),
         Verdict::Inconclusive => format!(
-            "inconclusive {} {delta} (critical {:.3} > floor {:.3} and the bound on worse {:.3} > floor: a regression of the threshold's size can be neither seen nor excluded; {}; {n})",
+            "inconclusive {} {delta} (critical {:.3} > floor {:.3} and the bound on worse {:.3} > floor: a regression of the threshold's size can be neither seen nor excluded; {}{}; {n})",
             r.metric,
             r.critical,
             r.floor,
             r.bound,
-            resolve(r, noise, levels, interleaved)
+            resolve(r, noise, levels, interleaved),
+            noise.and_then(|n| n.jump).map_or(String::new(), |j| jump(r, j))
         ),
         Verdict::NotGated => r.reason.clone(),
     }
