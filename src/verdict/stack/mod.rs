@@ -35,8 +35,7 @@
 
 use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample;
-use crate::model::metric::Quantile;
-use crate::model::metric::{Latency, Metric};
+use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::result::RunResult;
 use crate::model::server::ServerMetrics;
 use crate::model::stack::{Interaction, InteractionRow};
