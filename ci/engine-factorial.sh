@@ -7,7 +7,7 @@
 # once more with only each configuration's first run, to show what one run a configuration
 # can say.
 #
-#   bash ci/engine-factorial.sh [REPS]      (default 3; about 1.5 minutes a repetition)
+#   bash ci/engine-factorial.sh [REPS]      (default 3; about 1.1 minutes a repetition: 4 took 4.5 minutes)
 # BENCH=path overrides target/release/bench. Prints where the runs are kept.
 set -uo pipefail
 cd "$(dirname "$0")/.."
