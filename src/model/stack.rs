@@ -35,8 +35,26 @@ pub struct InteractionRow {
     /// The fewest runs of any configuration compared.
     pub runs: usize,
     pub verdict: Interaction,
+    /// For an inconclusive row with runs to judge by: how many runs would settle it.
+    pub resolve: Option<Resolve>,
     /// Which resource they likely contend for, when the data shows it.
     pub contention: Option<String>,
+}
+
+/// About how many runs per configuration would settle an inconclusive interaction, from the
+/// noise measured: its standard error shrinks as 1/√runs and its degrees of freedom grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Resolve {
+    /// Runs per configuration, all alike, for an interval within ±5 % whatever the
+    /// interaction; `None` when even [`Resolve::MAX_RUNS`] would not do.
+    pub whatever: Option<usize>,
+    /// When the interaction measured is beyond 5 % and it would show sooner: the runs per
+    /// configuration for that, if it stays at its size.
+    pub if_it_stays: Option<usize>,
+}
+
+impl Resolve {
+    pub const MAX_RUNS: usize = 200;
 }
 
 /// One step of a ladder: the change applied, judged against the step before.

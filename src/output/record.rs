@@ -168,8 +168,11 @@ pub fn stack_rows(
                 side_effects: escape(r.contention.as_deref().unwrap_or("")),
                 note: match r.df {
                     Some(df) => format!(
-                        "≥ {} runs per configuration; 95 % interval, t with {df:.0} df",
-                        r.runs
+                        "≥ {} runs per configuration; 95 % interval, t with {df:.0} df{}",
+                        r.runs,
+                        r.resolve
+                            .map(|x| format!("; {}", super::stack::resolve_text(&x)))
+                            .unwrap_or_default()
                     ),
                     None => "one run per configuration: no run-to-run noise to judge by".into(),
                 },

@@ -2,7 +2,7 @@
 
 use crate::model::comparison::Verdict;
 use crate::model::metric::{Latency, Metric, Quantile};
-use crate::model::stack::{Interaction, InteractionRow, Ladder};
+use crate::model::stack::{Interaction, InteractionRow, Ladder, Resolve};
 use std::fmt::Write;
 
 pub fn factorial(rows: &[InteractionRow]) -> String {
@@ -42,6 +42,9 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
         if let Some(c) = &r.contention {
             let _ = writeln!(o, "  {:<28} contends for: {c}", "");
         }
+        if let Some(r) = &r.resolve {
+            let _ = writeln!(o, "  {:<28} {}", "", resolve_text(r));
+        }
     }
     let _ = writeln!(o, "\n  interaction = ln(combined) − Σ ln(alone), positive = worse than independent; latency values are each configuration's pooled p50 over its runs, throughput the geometric mean of its runs.");
     let _ = writeln!(o, "  95 % interval: the configurations' runs drawn again (the run is the unit), t with Σ(runs − 1) df; conflict/synergy when |interaction| > max(interval half-width, ln 1.05); neutral when the half-width ≤ ln 1.05 or the interval lies within ±ln 1.05; else inconclusive.");
@@ -55,6 +58,18 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
         None => {}
     }
     o
+}
+
+/// What would settle an inconclusive interaction, in words (the table and the record CSV).
+pub fn resolve_text(r: &Resolve) -> String {
+    let whatever = match r.whatever {
+        Some(n) => format!("≈ {n} runs per configuration (--repeat {n}, or as many stored for --from) would narrow the interval to ±5 % whatever the interaction"),
+        None => format!("even {} runs per configuration would not narrow the interval to ±5 %", Resolve::MAX_RUNS),
+    };
+    match r.if_it_stays {
+        Some(n) => format!("{whatever}; if the interaction stays at its size, ≈ {n} would show it"),
+        None => whatever,
+    }
 }
 
 pub fn ladder(l: &Ladder) -> String {

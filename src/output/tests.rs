@@ -14,7 +14,7 @@ use crate::model::diagnosis::{Area, Finding};
 use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::record::Outcome;
 use crate::model::server::ServerMetrics;
-use crate::model::stack::{Interaction, InteractionRow, Ladder, LadderStep};
+use crate::model::stack::{Interaction, InteractionRow, Ladder, LadderStep, Resolve};
 use crate::model::sweep::{Point, Sweep};
 use crate::testkit::{lognormal_run, record, rng, run_of, scenario};
 
@@ -147,6 +147,7 @@ fn interactions() -> Vec<InteractionRow> {
             df: Some(4.0),
             runs: 2,
             verdict: Interaction::Conflict,
+            resolve: None,
             contention: Some("the draft: spec-decode acceptance 0.82 alone → 0.44 combined".into()),
         },
         InteractionRow {
@@ -161,6 +162,10 @@ fn interactions() -> Vec<InteractionRow> {
             df: Some(4.0),
             runs: 2,
             verdict: Interaction::Inconclusive,
+            resolve: Some(Resolve {
+                whatever: Some(9),
+                if_it_stays: None,
+            }),
             contention: None,
         },
     ]

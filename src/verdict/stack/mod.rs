@@ -25,8 +25,15 @@
 //! **Verdicts** (floor f = ln 1.05): **conflict** (1 + 1 < 2) when I > max(c, f),
 //! **synergy** (1 + 1 > 2) when −I > max(c, f), **neutral** (≈ 2) when neither and either
 //! c ≤ f (an interaction of the floor's size would have been seen) or the whole interval lies
-//! within ±f, **inconclusive** otherwise: the runs cannot tell (more runs per configuration
-//! would).
+//! within ±f, **inconclusive** otherwise: the runs cannot tell. An inconclusive row says about
+//! how many runs per configuration would settle it: the fewest R for which
+//! c(R) = t₀.₉₇₅(C·(R − 1))·SE·√(Σ w² / R ÷ Σ w_c² / R_c) — the SE shrinking as 1/√R (its
+//! run-to-run and its sampling part alike), C configurations — is ≤ f (settled whatever the
+//! interaction), and, when |I| > f and sooner, the fewest with c(R) < |I| (the interaction
+//! shows if it stays at its size). With 2 runs a configuration the SE is itself rough — in
+//! the seeded test the counts run from 4 to 46, median 12, where ≈ 14 would do — so the
+//! count is an estimate: at the median count the half-width was 1.09× the floor, at twice it
+//! every row settled.
 //!
 //! **Ladder.** Changes are applied one at a time (in the given order, or DOMAIN.md's
 //! recommended one with `--recommended`); each step is judged against the previous step with
@@ -38,7 +45,7 @@ use crate::metrics::summary::sample;
 use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::result::RunResult;
 use crate::model::server::ServerMetrics;
-use crate::model::stack::{Interaction, InteractionRow};
+use crate::model::stack::{Interaction, InteractionRow, Resolve};
 use crate::verdict::stats::bootstrap::se_one;
 use crate::verdict::stats::runs::{arm_var, Runs};
 use crate::verdict::stats::{sd, t_quantile};
@@ -181,6 +188,32 @@ fn combine(cells: &[(&Cell, f64)]) -> (f64, f64, Option<f64>) {
     )
 }
 
+/// For an inconclusive row: the fewest runs per configuration (all alike, more than now) whose
+/// interval would settle it — within ±f whatever the interaction, or, sooner, showing an
+/// interaction beyond f that stays at `worse`. See the module header.
+fn runs_to_resolve(worse: f64, se: f64, cells: &[(&Cell, f64)]) -> Resolve {
+    let now: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
+    let w2: f64 = cells.iter().map(|(_, w)| w * w).sum();
+    let half = |r: usize| {
+        let df = (cells.len() * (r - 1)) as f64;
+        t_quantile(0.975, df) * se * (w2 / r as f64 / now).sqrt()
+    };
+    let fewest = cells.iter().map(|(c, _)| c.runs).min().unwrap_or(1);
+    let first = |settled: &dyn Fn(f64) -> bool| {
+        (fewest + 1..=Resolve::MAX_RUNS).find(|&r| settled(half(r)))
+    };
+    let whatever = first(&|h| h <= FLOOR);
+    let stays = if worse.abs() > FLOOR {
+        first(&|h| h < worse.abs())
+    } else {
+        None
+    };
+    Resolve {
+        whatever,
+        if_it_stays: stays.filter(|s| whatever.is_none_or(|w| *s < w)),
+    }
+}
+
 fn verdict(worse: f64, critical: f64) -> Interaction {
     let bar = critical.max(FLOOR);
     if worse > bar {
@@ -247,6 +280,8 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
             let worse = if metric.lower_is_better() { raw } else { -raw };
             let critical = df.map_or(f64::INFINITY, |d| t_quantile(0.975, d) * se);
             let verdict = verdict(worse, critical);
+            let resolve = (verdict == Interaction::Inconclusive && df.is_some())
+                .then(|| runs_to_resolve(worse, se, &weighted));
             out.push(InteractionRow {
                 metric,
                 changes: set.iter().map(|i| names[*i].clone()).collect(),
@@ -259,6 +294,7 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
                 df,
                 runs: found.iter().map(|a| a.runs()).min().unwrap_or(0),
                 verdict,
+                resolve,
                 contention: contention(arms, &set, names, verdict),
             });
         }

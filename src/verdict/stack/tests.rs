@@ -264,3 +264,112 @@ fn recommended_order_puts_stability_first_and_speculation_late() {
     keys.sort_by_key(|k| recommended_rank(k));
     assert_eq!(keys, vec!["quant", "prefix_cache", "kv_quant", "spec"]);
 }
+
+/// Nothing changed: four configurations whose runs each settle into a state of their own
+/// (ln sd 4 %) over 40 requests (ln sd 10 %), `runs` runs each; seeded.
+fn drifting_arms(runs: usize, seed: u64) -> Vec<Arm> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, Normal};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let (state, within): (Normal<f64>, Normal<f64>) = (
+        Normal::new(0.0, 0.04).unwrap(),
+        Normal::new(0.0, 0.1).unwrap(),
+    );
+    [vec![], vec![0], vec![1], vec![0, 1]]
+        .into_iter()
+        .map(|changes| {
+            let mut run = |ms: f64| -> Vec<Sample> {
+                (0..runs)
+                    .map(|_| {
+                        let s = state.sample(&mut rng);
+                        Sample::from_values(
+                            (0..40).map(|_| ms * 1000.0 * (s + within.sample(&mut rng)).exp()),
+                        )
+                    })
+                    .collect()
+            };
+            let (ttft, tpot, e2e) = (run(300.0), run(20.0), run(600.0));
+            let output_tps = (0..runs)
+                .map(|_| 50.0 * state.sample(&mut rng).exp())
+                .collect();
+            Arm {
+                changes,
+                ttft,
+                tpot,
+                e2e,
+                output_tps,
+                server: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn an_inconclusive_interaction_says_how_many_runs_would_settle_it() {
+    // With 2 runs a configuration the rows are mostly inconclusive and each names a count of
+    // runs; measured again with the median of those counts, the half-widths should sit about
+    // at the 5 % floor (the count is where the measured noise puts them). The truth: a run's
+    // p50 varies by ≈ 4.5 % (its state and 40 requests), so Var I = 4 · 0.045² / R, and
+    // t · √Var I ≤ ln 1.05 needs R ≈ 14.
+    let names = vec!["a=1".to_string(), "b=1".to_string()];
+    let rounds = 12u64;
+    let rows = |runs: usize, seed: u64| -> Vec<InteractionRow> {
+        (0..rounds)
+            .flat_map(|i| factorial(&drifting_arms(runs, seed + i), &names))
+            .collect()
+    };
+    let two = rows(2, 100);
+    let mut counts: Vec<usize> = two
+        .iter()
+        .filter(|r| r.verdict == Interaction::Inconclusive)
+        .map(|r| {
+            let x = r
+                .resolve
+                .expect("an inconclusive row with runs says what would settle it");
+            x.whatever
+                .expect("a few percent of noise settles within 200 runs")
+        })
+        .collect();
+    assert!(
+        counts.len() * 4 >= two.len() * 3,
+        "{} of {} inconclusive",
+        counts.len(),
+        two.len()
+    );
+    assert!(two
+        .iter()
+        .all(|r| (r.verdict == Interaction::Inconclusive) == r.resolve.is_some()));
+    counts.sort();
+    let median = counts[counts.len() / 2];
+    let again = rows(median, 900);
+    let mut half: Vec<f64> = again
+        .iter()
+        .map(|r| (r.interval_high - r.interval_low) / 2.0)
+        .collect();
+    half.sort_by(f64::total_cmp);
+    let mid = half[half.len() / 2] / FLOOR;
+    let open = again
+        .iter()
+        .filter(|r| r.verdict == Interaction::Inconclusive)
+        .count();
+    // At twice the count the interval is well inside the floor: nearly every row settles.
+    let twice = rows(2 * median, 1700);
+    let still = twice
+        .iter()
+        .filter(|r| r.verdict == Interaction::Inconclusive)
+        .count();
+    println!("2 runs: {} of {} rows inconclusive, counts {:?}; at {median} runs: median half-width {mid:.2}× the floor, {open} of {} inconclusive; at {} runs {still}", counts.len(), two.len(), counts, again.len(), 2 * median);
+    assert!(
+        (8..=20).contains(&median),
+        "truth ≈ 14, median count {median}"
+    );
+    assert!(
+        (0.8..1.25).contains(&mid),
+        "half-width {mid:.2}× the floor at {median} runs"
+    );
+    assert!(
+        still * 8 <= twice.len(),
+        "{still} of {} still inconclusive",
+        twice.len()
+    );
+}
