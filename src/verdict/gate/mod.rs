@@ -408,13 +408,15 @@ fn jump(r: &Row, (arm, lo, hi): (&str, f64, f64)) -> String {
     };
     let p = q.p() * 100.0;
     format!(
-        "; the {} lies where the {arm}'s values jump (its p{:.0}–p{:.0} run from {:.1} to {:.1} ms): it moves with how many requests land above the jump more than with their speed, so more requests settle it slowly — an SLO between the two ([slo] {}_ms, judged as goodput) judges that share directly",
+        "; the {} lies where the {arm}'s values jump (its p{:.0}–p{:.0} run from {:.1} to {:.1} ms): it moves with how many requests land above the jump more than with their speed, so more requests settle it slowly — an SLO between the two ([slo] {}_ms = {:.0}, say, judged as goodput) judges that share directly",
         r.metric,
         p - 2.0,
         p + 2.0,
         lo / 1000.0,
         hi / 1000.0,
-        l.name()
+        l.name(),
+        // The geometric middle of the jump: as far, in ratio, from either cluster's edge.
+        (lo * hi).sqrt() / 1000.0
     )
 }
 

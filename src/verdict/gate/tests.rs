@@ -675,3 +675,43 @@ fn the_error_rate_bound_says_its_level() {
         assert!(rows[0].reason.contains(&want), "{}", rows[0].reason);
     }
 }
+
+/// A TPOT p95 inside a jump of the values (a few requests of each run near 40 ms, the rest
+/// near 23 ms, as on the quiet llama-server A/A) is inconclusive, and the row names an SLO in
+/// the gap that would judge the share of slow requests instead.
+#[test]
+fn a_p95_in_a_jump_names_an_slo_in_the_gap() {
+    use crate::model::record::Outcome;
+    let jitter: Normal<f64> = Normal::new(0.0, 0.03).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let mut run = |slow: u64| -> RunResult {
+        let records = (0..40u64)
+            .map(|i| {
+                let ms = if i < slow { 40.0 } else { 23.0 };
+                crate::model::record::RequestRecord {
+                    tpot_us: Some(ms * 1000.0 * jitter.sample(&mut rng).exp()),
+                    end_us: i * 1_000_000,
+                    output_tokens: 16,
+                    max_tokens: 16,
+                    ..crate::testkit::record(i, Outcome::Ok)
+                }
+            })
+            .collect();
+        crate::testkit::run_of(records, crate::testkit::scenario(""), 2)
+    };
+    let base: Vec<RunResult> = [3, 1, 2].into_iter().map(&mut run).collect();
+    let cand: Vec<RunResult> = [2, 3, 1].into_iter().map(&mut run).collect();
+    let rows = evaluate(&base, &cand, &ten_percent_cfg(&["tpot.p95"], 3));
+    let r = &rows[0];
+    println!("{}", r.reason);
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{}", r.reason);
+    let after = "[slo] tpot_ms = ";
+    let at = r.reason.find(after).expect(&r.reason) + after.len();
+    let slo: f64 = r.reason[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((26.0..=36.0).contains(&slo), "{}", r.reason);
+}
