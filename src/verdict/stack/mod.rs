@@ -27,13 +27,16 @@
 //! c ≤ f (an interaction of the floor's size would have been seen) or the whole interval lies
 //! within ±f, **inconclusive** otherwise: the runs cannot tell. An inconclusive row says about
 //! how many runs per configuration would settle it: the fewest R for which
-//! c(R) = t₀.₉₇₅(C·(R − 1))·SE·√(Σ w² / R ÷ Σ w_c² / R_c) — the SE shrinking as 1/√R (its
-//! run-to-run and its sampling part alike), C configurations — is ≤ f (settled whatever the
-//! interaction), and, when |I| > f and sooner, the fewest with c(R) < |I| (the interaction
-//! shows if it stays at its size). With 2 runs a configuration the SE is itself rough — in
-//! the seeded test the counts run from 4 to 46, median 12, where ≈ 14 would do — so the
-//! count is an estimate: at the median count the half-width was 1.09× the floor, at twice it
-//! every row settled.
+//! c(R) = t₀.₉₇₅(C·(R − 1))·√(max(V_runs·u, V_sampling)·Σ w²/R ÷ Σ w_c²/R_c) — the variance
+//! shrinking as 1/R (its run-to-run and its sampling part alike), C configurations — is ≤ f
+//! (settled whatever the interaction), and, when |I| > f and sooner, the fewest with
+//! c(R) < |I| (the interaction shows if it stays at its size). The runs' part is planned at
+//! its 80 % upper confidence limit, u = df/χ²₀.₂(df) (2.43 at 4 df, 1.54 at 12), because a
+//! few runs see their own spread roughly: on stored llama-server runs (`ci/factorial-counts.py`)
+//! the spread measured from 2 runs a configuration predicted the half-width 4 runs then
+//! showed 1.53× too small in the median (in start order; 1.14–1.35× shuffled), the upper limit
+//! 0.98× (0.73–0.87×). On the seeded normal states of the test it is on the safe side: median
+//! count 26 where ≈ 14 would do, every row settled at that count.
 //!
 //! **Ladder.** Changes are applied one at a time (in the given order, or DOMAIN.md's
 //! recommended one with `--recommended`); each step is judged against the previous step with
@@ -49,6 +52,7 @@ use crate::model::stack::{Interaction, InteractionRow, Resolve};
 use crate::verdict::stats::bootstrap::se_one;
 use crate::verdict::stats::runs::{arm_var, Runs};
 use crate::verdict::stats::{sd, t_quantile};
+use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// The metrics a stack reports.
 pub const METRICS: [Metric; 4] = [
@@ -167,36 +171,56 @@ fn find<'a>(arms: &'a [Arm], set: &[usize]) -> Option<&'a Arm> {
 }
 
 /// The interaction of a set from its configurations' cells (combination first, then the
-/// singles, then the base) and their weights: (I, SE, df); SE infinite when no configuration
-/// has two runs.
-fn combine(cells: &[(&Cell, f64)]) -> (f64, f64, Option<f64>) {
-    let value: f64 = cells.iter().map(|(c, w)| w * c.value).sum();
-    let (ss, df) = cells
-        .iter()
-        .filter_map(|(c, _)| c.per_run.map(|v| (v * (c.runs - 1) as f64, c.runs - 1)))
-        .fold((0.0, 0usize), |(s, d), (v, k)| (s + v, d + k));
-    let sampling: f64 = cells.iter().map(|(c, w)| w * w * c.sampling).sum();
-    if df == 0 {
-        return (value, f64::INFINITY, None);
+/// singles, then the base) and their weights.
+struct Combined {
+    /// I = Σ w_c ln value_c.
+    value: f64,
+    /// Var I from the runs' spread, s²·Σ w_c²/R_c; `None` when no configuration has two runs.
+    runs: Option<f64>,
+    /// Var I from the requests' sampling alone.
+    sampling: f64,
+    /// Degrees of freedom of s², Σ(R_c − 1).
+    df: Option<f64>,
+}
+
+impl Combined {
+    fn of(cells: &[(&Cell, f64)]) -> Combined {
+        let value: f64 = cells.iter().map(|(c, w)| w * c.value).sum();
+        let (ss, df) = cells
+            .iter()
+            .filter_map(|(c, _)| c.per_run.map(|v| (v * (c.runs - 1) as f64, c.runs - 1)))
+            .fold((0.0, 0usize), |(s, d), (v, k)| (s + v, d + k));
+        let sampling: f64 = cells.iter().map(|(c, w)| w * w * c.sampling).sum();
+        let runs: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
+        Combined {
+            value,
+            runs: (df > 0).then(|| ss / df as f64 * runs),
+            sampling,
+            df: (df > 0).then_some(df as f64),
+        }
     }
-    let per_run = ss / df as f64;
-    let runs: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
-    (
-        value,
-        (per_run * runs).max(sampling).sqrt(),
-        Some(df as f64),
-    )
+
+    /// SE of I: the runs' part, never below the sampling; infinite without runs to judge by.
+    fn se(&self) -> f64 {
+        self.runs
+            .map_or(f64::INFINITY, |v| v.max(self.sampling).sqrt())
+    }
 }
 
 /// For an inconclusive row: the fewest runs per configuration (all alike, more than now) whose
 /// interval would settle it — within ±f whatever the interaction, or, sooner, showing an
-/// interaction beyond f that stays at `worse`. See the module header.
-fn runs_to_resolve(worse: f64, se: f64, cells: &[(&Cell, f64)]) -> Resolve {
+/// interaction beyond f that stays at `worse`. The runs' part of the variance is planned at
+/// its 80 % upper confidence limit, s²·df/χ²₀.₂(df): a few runs see their own spread roughly
+/// (see the module header). `None` without runs to judge by.
+fn runs_to_resolve(worse: f64, noise: &Combined, cells: &[(&Cell, f64)]) -> Option<Resolve> {
+    let (runs, df) = (noise.runs?, noise.df?);
+    let upper = ChiSquared::new(df).ok()?.inverse_cdf(0.2);
     let now: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
     let w2: f64 = cells.iter().map(|(_, w)| w * w).sum();
     let half = |r: usize| {
-        let df = (cells.len() * (r - 1)) as f64;
-        t_quantile(0.975, df) * se * (w2 / r as f64 / now).sqrt()
+        let shrink = w2 / r as f64 / now;
+        let var = (runs * df / upper).max(noise.sampling) * shrink;
+        t_quantile(0.975, (cells.len() * (r - 1)) as f64) * var.sqrt()
     };
     let fewest = cells.iter().map(|(c, _)| c.runs).min().unwrap_or(1);
     let first = |settled: &dyn Fn(f64) -> bool| {
@@ -208,10 +232,10 @@ fn runs_to_resolve(worse: f64, se: f64, cells: &[(&Cell, f64)]) -> Resolve {
     } else {
         None
     };
-    Resolve {
+    Some(Resolve {
         whatever,
         if_it_stays: stays.filter(|s| whatever.is_none_or(|w| *s < w)),
-    }
+    })
 }
 
 fn verdict(worse: f64, critical: f64) -> Interaction {
@@ -270,7 +294,8 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
                 continue;
             };
             let weighted: Vec<(&Cell, f64)> = cells.iter().zip(weights.iter().copied()).collect();
-            let (raw, se, df) = combine(&weighted);
+            let noise = Combined::of(&weighted);
+            let (raw, se, df) = (noise.value, noise.se(), noise.df);
             let base = cells[cells.len() - 1].value;
             let alone: Vec<f64> = cells[1..cells.len() - 1]
                 .iter()
@@ -280,8 +305,9 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
             let worse = if metric.lower_is_better() { raw } else { -raw };
             let critical = df.map_or(f64::INFINITY, |d| t_quantile(0.975, d) * se);
             let verdict = verdict(worse, critical);
-            let resolve = (verdict == Interaction::Inconclusive && df.is_some())
-                .then(|| runs_to_resolve(worse, se, &weighted));
+            let resolve = (verdict == Interaction::Inconclusive)
+                .then(|| runs_to_resolve(worse, &noise, &weighted))
+                .flatten();
             out.push(InteractionRow {
                 metric,
                 changes: set.iter().map(|i| names[*i].clone()).collect(),

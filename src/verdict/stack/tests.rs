@@ -307,10 +307,11 @@ fn drifting_arms(runs: usize, seed: u64) -> Vec<Arm> {
 #[test]
 fn an_inconclusive_interaction_says_how_many_runs_would_settle_it() {
     // With 2 runs a configuration the rows are mostly inconclusive and each names a count of
-    // runs; measured again with the median of those counts, the half-widths should sit about
-    // at the 5 % floor (the count is where the measured noise puts them). The truth: a run's
-    // p50 varies by ≈ 4.5 % (its state and 40 requests), so Var I = 4 · 0.045² / R, and
-    // t · √Var I ≤ ln 1.05 needs R ≈ 14.
+    // runs. The truth: a run's p50 varies by ≈ 4.5 % (its state and 40 requests), so
+    // Var I = 4 · 0.045² / R, and t · √Var I ≤ ln 1.05 needs R ≈ 14. Two runs see that spread
+    // roughly (4 df), so the count plans with its 80 % upper limit: on these normal states it
+    // is on the safe side — measured again with the median count, nearly every row settles —
+    // and on real runs, heavier-tailed, about right (docs/gate-validation.md).
     let names = vec!["a=1".to_string(), "b=1".to_string()];
     let rounds = 12u64;
     let rows = |runs: usize, seed: u64| -> Vec<InteractionRow> {
@@ -352,24 +353,18 @@ fn an_inconclusive_interaction_says_how_many_runs_would_settle_it() {
         .iter()
         .filter(|r| r.verdict == Interaction::Inconclusive)
         .count();
-    // At twice the count the interval is well inside the floor: nearly every row settles.
-    let twice = rows(2 * median, 1700);
-    let still = twice
-        .iter()
-        .filter(|r| r.verdict == Interaction::Inconclusive)
-        .count();
-    println!("2 runs: {} of {} rows inconclusive, counts {:?}; at {median} runs: median half-width {mid:.2}× the floor, {open} of {} inconclusive; at {} runs {still}", counts.len(), two.len(), counts, again.len(), 2 * median);
+    println!("2 runs: {} of {} rows inconclusive, counts {:?}; at {median} runs: median half-width {mid:.2}× the floor, {open} of {} inconclusive", counts.len(), two.len(), counts, again.len());
     assert!(
-        (8..=20).contains(&median),
+        (14..=40).contains(&median),
         "truth ≈ 14, median count {median}"
     );
     assert!(
-        (0.8..1.25).contains(&mid),
+        (0.5..=1.0).contains(&mid),
         "half-width {mid:.2}× the floor at {median} runs"
     );
     assert!(
-        still * 8 <= twice.len(),
-        "{still} of {} still inconclusive",
-        twice.len()
+        open * 8 <= again.len(),
+        "{open} of {} still inconclusive",
+        again.len()
     );
 }
