@@ -211,9 +211,14 @@ impl Combined {
 /// interval would settle it — within ±f whatever the interaction, or, sooner, showing an
 /// interaction beyond f that stays at `worse`. The runs' part of the variance is planned at
 /// its 80 % upper confidence limit, s²·df/χ²₀.₂(df): a few runs see their own spread roughly
-/// (see the module header). `None` without runs to judge by.
+/// (see the module header). `None` without runs to judge by, or with a configuration that
+/// measured a single value.
 fn runs_to_resolve(worse: f64, noise: &Combined, cells: &[(&Cell, f64)]) -> Option<Resolve> {
     let (runs, df) = (noise.runs?, noise.df?);
+    // A configuration with a single value has no sampling noise to scale: nothing to plan by.
+    if !noise.sampling.is_finite() {
+        return None;
+    }
     let upper = ChiSquared::new(df).ok()?.inverse_cdf(0.2);
     let now: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
     let w2: f64 = cells.iter().map(|(_, w)| w * w).sum();
