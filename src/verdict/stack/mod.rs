@@ -175,8 +175,10 @@ fn find<'a>(arms: &'a [Arm], set: &[usize]) -> Option<&'a Arm> {
 struct Combined {
     /// I = Σ w_c ln value_c.
     value: f64,
-    /// Var I from the runs' spread, s²·Σ w_c²/R_c; `None` when no configuration has two runs.
-    runs: Option<f64>,
+    /// One run's variance s², pooled over the configurations; `None` when none has two runs.
+    per_run: Option<f64>,
+    /// Σ w_c²/R_c: Var I from the runs' spread is s² times this.
+    shares: f64,
     /// Var I from the requests' sampling alone.
     sampling: f64,
     /// Degrees of freedom of s², Σ(R_c − 1).
@@ -185,25 +187,24 @@ struct Combined {
 
 impl Combined {
     fn of(cells: &[(&Cell, f64)]) -> Combined {
-        let value: f64 = cells.iter().map(|(c, w)| w * c.value).sum();
         let (ss, df) = cells
             .iter()
             .filter_map(|(c, _)| c.per_run.map(|v| (v * (c.runs - 1) as f64, c.runs - 1)))
             .fold((0.0, 0usize), |(s, d), (v, k)| (s + v, d + k));
-        let sampling: f64 = cells.iter().map(|(c, w)| w * w * c.sampling).sum();
-        let runs: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
         Combined {
-            value,
-            runs: (df > 0).then(|| ss / df as f64 * runs),
-            sampling,
+            value: cells.iter().map(|(c, w)| w * c.value).sum(),
+            per_run: (df > 0).then(|| ss / df as f64),
+            shares: cells.iter().map(|(c, w)| w * w / c.runs as f64).sum(),
+            sampling: cells.iter().map(|(c, w)| w * w * c.sampling).sum(),
             df: (df > 0).then_some(df as f64),
         }
     }
 
     /// SE of I: the runs' part, never below the sampling; infinite without runs to judge by.
     fn se(&self) -> f64 {
-        self.runs
-            .map_or(f64::INFINITY, |v| v.max(self.sampling).sqrt())
+        self.per_run.map_or(f64::INFINITY, |s2| {
+            (s2 * self.shares).max(self.sampling).sqrt()
+        })
     }
 }
 
@@ -214,17 +215,16 @@ impl Combined {
 /// (see the module header). `None` without runs to judge by, or with a configuration that
 /// measured a single value.
 fn runs_to_resolve(worse: f64, noise: &Combined, cells: &[(&Cell, f64)]) -> Option<Resolve> {
-    let (runs, df) = (noise.runs?, noise.df?);
+    let (s2, df) = (noise.per_run?, noise.df?);
     // A configuration with a single value has no sampling noise to scale: nothing to plan by.
     if !noise.sampling.is_finite() {
         return None;
     }
     let upper = ChiSquared::new(df).ok()?.inverse_cdf(0.2);
-    let now: f64 = cells.iter().map(|(c, w)| w * w / c.runs as f64).sum();
     let w2: f64 = cells.iter().map(|(_, w)| w * w).sum();
     let half = |r: usize| {
-        let shrink = w2 / r as f64 / now;
-        let var = (runs * df / upper).max(noise.sampling) * shrink;
+        let shrink = w2 / r as f64 / noise.shares;
+        let var = (s2 * noise.shares * df / upper).max(noise.sampling) * shrink;
         t_quantile(0.975, (cells.len() * (r - 1)) as f64) * var.sqrt()
     };
     let fewest = cells.iter().map(|(c, _)| c.runs).min().unwrap_or(1);
