@@ -85,6 +85,8 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         run_id: "r".into(),
         scenario_name: scenario.name.clone(),
         scenario_file: format!("{}.toml", scenario.name),
+        // A stand-in, so snapshots stay short; a fixture saved as a baseline sets the real
+        // one (`Scenario::traffic_hash`), which the store checks.
         scenario_hash: "h".into(),
         vars: Default::default(),
         endpoint: "http://127.0.0.1:1/v1".into(),

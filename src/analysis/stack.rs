@@ -288,6 +288,7 @@ mod tests {
                 let mut r = crate::testkit::lognormal_run(10, 50.0, 0.0, &mut rng);
                 r.run_id = id.to_string();
                 r.started_at += chrono::Duration::seconds(i as i64);
+                r.ended_at = r.started_at;
                 r.vars = [("quant".to_string(), quant.to_string())].into();
                 r
             })
@@ -355,6 +356,7 @@ mod tests {
                     let mut r = phased_run(*out, &mut rng);
                     r.run_id = id.to_string();
                     r.started_at += chrono::Duration::seconds(i as i64);
+                    r.ended_at = r.started_at;
                     r.vars = [("quant".to_string(), quant.to_string())].into();
                     r
                 })
@@ -389,6 +391,7 @@ mod tests {
                 let mut r = crate::testkit::lognormal_run(30, 50.0, 0.0, &mut rng);
                 r.run_id = format!("c{c}r{k}");
                 r.started_at += chrono::Duration::seconds((k * 4 + c) as i64);
+                r.ended_at = r.started_at;
                 r.vars = [("quant", *quant), ("spec", *spec)]
                     .iter()
                     .map(|(a, b)| (a.to_string(), b.to_string()))

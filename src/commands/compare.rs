@@ -41,6 +41,17 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             &args.name,
         ))?,
     };
+    if args.candidate.is_empty() {
+        // Refused now rather than after minutes of runs: what the runs will be is known.
+        let hash = spec.scenario.traffic_hash();
+        crate::verdict::compare::comparable(
+            &stored,
+            &hash,
+            &spec.scenario,
+            &spec.vars,
+            args.allow_multi,
+        )?;
+    }
     let (base, cand) = if args.interleave {
         interleaved(&args, spec, stored, k).await?
     } else if !args.candidate.is_empty() {

@@ -40,6 +40,7 @@ fn check(run: &RunResult, need_ok: bool) -> Vec<String> {
     }
     if run.requests_omitted > 0 {
         summary_only(run, need_ok, &mut p);
+        p.extend(super::crosscheck::problems(run));
         return p;
     }
     let measured: Vec<&RequestRecord> = run.requests.iter().filter(|r| !r.warmup).collect();
@@ -56,6 +57,7 @@ fn check(run: &RunResult, need_ok: bool) -> Vec<String> {
         ));
     }
     histograms(run, &mut p);
+    p.extend(super::crosscheck::problems(run));
     p
 }
 

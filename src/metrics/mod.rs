@@ -4,6 +4,7 @@
 //! ([`consistency`]) before the gate takes it as a reference.
 
 pub mod consistency;
+pub mod crosscheck;
 pub mod quantile;
 pub mod server;
 pub mod summary;

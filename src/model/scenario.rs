@@ -334,23 +334,103 @@ impl Slo {
 }
 
 impl Scenario {
-    /// SHA-256 over the canonical JSON of everything that shapes the traffic: api, seed,
-    /// request parameters, workload (with the dataset's content hash), load and SLOs. The
-    /// name, description, endpoint, model and key variable are left out, so the same traffic
-    /// against another server or model compares.
+    /// The canonical JSON of everything that shapes the traffic: api, seed, request
+    /// parameters, workload (with the dataset's content hash), salt, load and SLOs. The name,
+    /// description, endpoint, model and key variable are left out, so the same traffic against
+    /// another server or model compares. A field at its absent value (`null`, and `salt` at its
+    /// default) is left out too, so an optional field added to the schema leaves the hashes of
+    /// scenarios that do not use it unchanged.
+    pub fn canonical(&self) -> serde_json::Value {
+        canonical_of(&serde_json::to_value(self).unwrap_or_default())
+    }
+
+    /// SHA-256 over [`Scenario::canonical`] (serde_json's map is ordered by key, so its text
+    /// is canonical).
     pub fn traffic_hash(&self) -> String {
-        let canonical = serde_json::json!({
-            "api": self.api,
-            "seed": self.seed,
-            "request": self.request,
-            "workload": self.workload,
-            "salt": (self.salt != Salt::PerRun).then_some(self.salt),
-            "load": self.load,
-            "slo": self.slo,
-        });
-        // serde_json's map is ordered by key, so this string is canonical.
-        let text = canonical.to_string();
-        let digest = Sha256::digest(text.as_bytes());
+        let digest = Sha256::digest(self.canonical().to_string().as_bytes());
         digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The traffic fields that differ between `self` (a baseline's) and `other` (a
+    /// candidate's), as `load.requests: 20 → 40`, in path order; empty when the traffic is
+    /// the same.
+    pub fn traffic_changes(&self, other: &Scenario) -> Vec<String> {
+        canonical_changes(&self.canonical(), &other.canonical())
+    }
+}
+
+/// The hashed part of a scenario as JSON (a typed one serialized, or one read raw from a
+/// stored file): see [`Scenario::canonical`].
+pub fn canonical_of(scenario: &serde_json::Value) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for key in ["api", "seed", "request", "workload", "salt", "load", "slo"] {
+        if let Some(v) = scenario.get(key) {
+            m.insert(key.into(), v.clone());
+        }
+    }
+    if m.get("salt").and_then(|s| s.as_str()) == Some("per_run") {
+        m.remove("salt");
+    }
+    let mut v = serde_json::Value::Object(m);
+    prune_nulls(&mut v);
+    v
+}
+
+/// `path: a → b` for every field where two canonical scenarios differ, in path order.
+pub fn canonical_changes(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    leaf_diff("", Some(a), Some(b), &mut out);
+    out
+}
+
+/// Removes every `null` from objects, recursively (array elements keep their places).
+fn prune_nulls(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(prune_nulls);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(prune_nulls),
+        _ => {}
+    }
+}
+
+/// Appends `path: a → b` for every leaf where `a` and `b` differ (objects are walked key by
+/// key; arrays and scalars compared whole).
+fn leaf_diff(
+    path: &str,
+    a: Option<&serde_json::Value>,
+    b: Option<&serde_json::Value>,
+    out: &mut Vec<String>,
+) {
+    use serde_json::Value::Object;
+    match (a, b) {
+        (Some(Object(x)), Some(Object(y))) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaf_diff(&p, x.get(k), y.get(k), out);
+            }
+        }
+        (a, b) if a != b => {
+            let show = |v: Option<&serde_json::Value>| match v {
+                None => "absent".to_string(),
+                Some(v) => {
+                    let t = v.to_string();
+                    match t.char_indices().nth(60) {
+                        Some((i, _)) => format!("{}…", &t[..i]),
+                        None => t,
+                    }
+                }
+            };
+            out.push(format!("{path}: {} → {}", show(a), show(b)));
+        }
+        _ => {}
     }
 }

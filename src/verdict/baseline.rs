@@ -12,7 +12,9 @@ use crate::metrics::consistency;
 use crate::model::baseline::{Baseline, BASELINE_SCHEMA, KIND};
 use crate::model::result::RunResult;
 use crate::model::result::RECORDS_KEPT;
+use crate::model::scenario::{canonical_changes, canonical_of};
 use crate::output::write_atomic_with;
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// Reads a baseline; anything but a whole, known baseline is an error naming the fix.
@@ -45,26 +47,78 @@ pub fn load(path: &Path) -> Result<Baseline, BenchError> {
             )))
         }
     }
-    let b: Baseline = serde_json::from_value(v)
+    let b: Baseline = Baseline::deserialize(&v)
         .map_err(|e| bad(format!("does not match the baseline schema ({e})")))?;
     if b.repetitions.is_empty() {
         return Err(bad("holds no repetitions".into()));
     }
-    if let Some(r) = b
-        .repetitions
-        .iter()
-        .find(|r| r.scenario_hash != b.scenario_hash)
-    {
-        return Err(bad(format!(
-            "repetition {} has another scenario hash",
-            r.run_id
-        )));
+    if let Some(p) = repetition_problems(&b, &v).into_iter().next() {
+        return Err(bad(p));
     }
     for (i, r) in b.repetitions.iter().enumerate() {
         check_reference(r)
             .map_err(|m| bad(format!("repetition {} (run {}) {m}", i + 1, r.run_id)))?;
     }
     Ok(b)
+}
+
+/// What ties a baseline's repetitions together: one scenario, whose traffic hash recomputed
+/// from the stored scenario is the stored hash (so neither can be edited apart from the
+/// other); one configuration; one run each (distinct run ids). The first problem found, each
+/// naming the repetition and the fix.
+fn repetition_problems(b: &Baseline, raw: &serde_json::Value) -> Vec<String> {
+    let mut p = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
+    for (i, r) in b.repetitions.iter().enumerate() {
+        let rep = format!("repetition {} (run {})", i + 1, r.run_id);
+        let recomputed = r.scenario.traffic_hash();
+        if r.scenario_hash != b.scenario_hash {
+            p.push(format!(
+                "{rep} has another scenario hash than the baseline's"
+            ));
+        } else if recomputed != r.scenario_hash {
+            let stored = canonical_of(&raw["repetitions"][i]["scenario"]);
+            let read = canonical_changes(&stored, &r.scenario.canonical());
+            let why = if read.is_empty() {
+                "its hash was edited, or computed by a bench that hashed the scenario otherwise"
+                    .to_string()
+            } else {
+                format!(
+                    "this bench reads fields the file does not hold as written ({}): a bench with other defaults recorded it",
+                    read.join("; ")
+                )
+            };
+            p.push(format!(
+                "{rep}: its stored scenario hashes to {}, not to its recorded scenario hash {} — {why}; re-record it with `bench baseline {} --force`",
+                short(&recomputed),
+                short(&r.scenario_hash),
+                r.scenario_file
+            ));
+        }
+        if r.vars != b.vars {
+            let diffs = super::compare::diff_vars(&b.vars, &r.vars);
+            p.push(format!(
+                "{rep} ran another configuration than the baseline's ({})",
+                super::compare::describe_change(&diffs)
+            ));
+        }
+        if r.scenario_name != b.scenario_name {
+            p.push(format!(
+                "{rep} is of scenario `{}`, the baseline of `{}`",
+                r.scenario_name, b.scenario_name
+            ));
+        }
+        if !ids.insert(r.run_id.as_str()) {
+            p.push(format!(
+                "{rep} repeats an earlier repetition's run id: one run counted twice would narrow the gate's interval"
+            ));
+        }
+    }
+    p
+}
+
+fn short(h: &str) -> &str {
+    &h[..h.len().min(12)]
 }
 
 /// A run taken as a reference (a baseline repetition, `compare --against RUN.json`) must be
@@ -202,8 +256,13 @@ mod bounded_tests {
             scenario(""),
             1,
         );
-        let short = run_of(vec![record(0, Outcome::Ok)], scenario(""), 1);
-        let b = Baseline::new("x", vec![long.clone(), short.clone()]).unwrap();
+        let mut short = run_of(vec![record(0, Outcome::Ok)], scenario(""), 1);
+        short.run_id = "r2".into();
+        let mut b = Baseline::new("x", vec![long.clone(), short.clone()]).unwrap();
+        b.scenario_hash = short.scenario.traffic_hash();
+        for r in &mut b.repetitions {
+            r.scenario_hash = b.scenario_hash.clone();
+        }
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.json");
         save(&b, &p, false).unwrap();

@@ -100,6 +100,60 @@ pub fn describe_change(diffs: &[VarChange]) -> String {
     }
 }
 
+/// Whether a candidate of `scenario` (traffic hash `hash`) with `vars` may be judged against
+/// `base`: the same traffic, and at most one var changed (unless `allow_multi`). Checked before
+/// any request is sent (from the run's spec) and again on the runs themselves; the refusal
+/// names the fields or vars that differ and the fix. Returns the vars that changed.
+pub fn comparable(
+    base: &Baseline,
+    hash: &str,
+    scenario: &crate::model::scenario::Scenario,
+    vars: &BTreeMap<String, String>,
+    allow_multi: bool,
+) -> Result<Vec<VarChange>, BenchError> {
+    if base.scenario_hash != hash {
+        let fields = base
+            .repetitions
+            .first()
+            .map(|r| r.scenario.traffic_changes(scenario))
+            .unwrap_or_default();
+        let what = if fields.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", fields.join("; "))
+        };
+        return Err(BenchError::usage(format!(
+            "not comparable: the candidate's traffic differs from baseline {}'s (scenario hash {} vs {}){what}. Judge the same traffic, or record a new baseline of this scenario: `bench baseline {} --force`",
+            base.name,
+            short(hash),
+            short(&base.scenario_hash),
+            base.repetitions
+                .first()
+                .map_or("SCENARIO", |r| r.scenario_file.as_str()),
+        )));
+    }
+    let sim = |v: &BTreeMap<String, String>| v.get("target").is_some_and(|t| t == "bench-sim");
+    match (sim(&base.vars), sim(vars)) {
+        (true, false) => return Err(BenchError::usage(format!(
+            "not comparable: baseline {} was recorded on the embedded simulator and the candidate runs against an endpoint; record a baseline of the endpoint first (`bench baseline SCENARIO --endpoint URL --name NAME`)",
+            base.name
+        ))),
+        (false, true) => return Err(BenchError::usage(format!(
+            "not comparable: baseline {} was recorded against an endpoint and the candidate runs on the embedded simulator; give the candidate --endpoint URL",
+            base.name
+        ))),
+        _ => {}
+    }
+    let diffs = diff_vars(&base.vars, vars);
+    if diffs.len() > 1 && !allow_multi {
+        return Err(BenchError::usage(format!(
+            "more than one variable changed ({}); change one at a time, or pass --allow-multi (results are then unattributable)",
+            describe_change(&diffs)
+        )));
+    }
+    Ok(diffs)
+}
+
 /// Builds the comparison of the candidate's runs with a baseline, refusing what is not
 /// comparable.
 pub fn compare(
@@ -120,20 +174,13 @@ pub fn compare(
             cand.run_id, other.run_id
         )));
     }
-    if base.scenario_hash != cand.scenario_hash {
-        return Err(BenchError::usage(format!(
-            "not comparable: the candidate's scenario hash {} differs from the baseline's {} — the traffic (workload, load, request parameters, seed or SLOs) changed; record a new baseline",
-            short(&cand.scenario_hash),
-            short(&base.scenario_hash)
-        )));
-    }
-    let diffs = diff_vars(&base.vars, &cand.vars);
-    if diffs.len() > 1 && !allow_multi {
-        return Err(BenchError::usage(format!(
-            "more than one variable changed ({}); change one at a time, or pass --allow-multi (results are then unattributable)",
-            describe_change(&diffs)
-        )));
-    }
+    let diffs = comparable(
+        base,
+        &cand.scenario_hash,
+        &cand.scenario,
+        &cand.vars,
+        allow_multi,
+    )?;
     let mut rows = gate::evaluate(&base.repetitions, cands, cfg);
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
     notes.extend(environment::differences(
@@ -300,7 +347,9 @@ mod tests {
             .to_string()
             .contains("bench baseline SCENARIO"));
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let b = Baseline::new("main", vec![run(10, 1.0, 0.0, &mut rng)]).unwrap();
+        let mut one = run(10, 1.0, 0.0, &mut rng);
+        one.scenario_hash = one.scenario.traffic_hash();
+        let b = Baseline::new("main", vec![one]).unwrap();
         store::save(&b, &p, true).unwrap();
         assert_eq!(store::load(&p).unwrap().repetitions.len(), 1);
         assert!(store::save(&b, &p, false)

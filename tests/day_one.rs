@@ -1,0 +1,124 @@
+//! A new user's first day and an attacker's bad day: refusals that are knowable before any
+//! traffic come before it, and files that lie are errors.
+
+mod common;
+
+use common::Config;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bench() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bench"));
+    c.env("CI", "1");
+    c
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Records a 2-repetition baseline of `scenario` into `store`; the server's request count after.
+fn record(scenario: &Path, store: &Path, out: &Path, log: &common::Log) -> usize {
+    let o = bench()
+        .arg("baseline")
+        .arg(scenario)
+        .arg("--baselines")
+        .arg(store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    log.received.lock().unwrap().len()
+}
+
+#[test]
+fn a_compare_that_cannot_be_judged_is_refused_before_any_request() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 4");
+    let store = dir.path().join("store");
+    let sent = record(&scenario, &store, &dir.path().join("b"), &log);
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--requests", "6"],
+            "differs from baseline main's (scenario hash",
+        ),
+        (
+            &["--var", "quant=int8", "--var", "spec=3"],
+            "more than one variable changed (quant: ∅ → int8, spec: ∅ → 3)",
+        ),
+        (&["--seed", "9"], "seed: 5 → 9"),
+    ];
+    for (i, (flags, want)) in cases.into_iter().enumerate() {
+        let o = bench()
+            .arg("compare")
+            .arg(&scenario)
+            .arg("--baselines")
+            .arg(&store)
+            .args(flags)
+            .args(["-q", "--out"])
+            .arg(dir.path().join(format!("c{i}")))
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {t}");
+        assert!(t.contains(want), "{flags:?}: `{want}` not in {t}");
+        assert_eq!(
+            log.received.lock().unwrap().len(),
+            sent,
+            "{flags:?} sent requests before refusing"
+        );
+    }
+    let o = bench()
+        .arg("compare")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--requests", "6", "-q"])
+        .output()
+        .unwrap();
+    assert!(text(&o).contains("load.requests: 4 → 6"), "{}", text(&o));
+}
+
+#[test]
+fn a_simulator_baseline_against_an_endpoint_is_refused_before_any_request() {
+    let (addr, log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"s\"\nseed = 1\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 4\n",
+    )
+    .unwrap();
+    let store = dir.path().join("store");
+    let o = bench()
+        .arg("baseline")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(dir.path().join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = bench()
+        .arg("compare")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .arg("--endpoint")
+        .arg(format!("http://{addr}/v1"))
+        .args(["--model", "test-model", "-q", "--out"])
+        .arg(dir.path().join("c"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("recorded on the embedded simulator"), "{t}");
+    assert_eq!(log.received.lock().unwrap().len(), 0);
+}
