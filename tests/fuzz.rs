@@ -392,3 +392,163 @@ fn no_fragment_of_the_key_survives_redaction_and_the_cut() {
         "secrets: 2000 random keys echoed at random places: 0 fragments of 8+ characters stored"
     );
 }
+
+// ---------------------------------------------------------------- baseline files
+
+type Mutation = fn(&mut serde_json::Value, &mut rand_chacha::ChaCha8Rng);
+
+/// Structure-aware corruptions of a real baseline: each changes something a verdict reads, or
+/// contradicts the rest of the file, while the file stays well-typed JSON.
+fn baseline_mutations() -> Vec<(&'static str, Mutation)> {
+    use rand::Rng;
+    use serde_json::json;
+    fn rep<'a>(
+        b: &'a mut serde_json::Value,
+        rng: &mut rand_chacha::ChaCha8Rng,
+    ) -> &'a mut serde_json::Value {
+        let n = b["repetitions"].as_array().map_or(0, |a| a.len());
+        &mut b["repetitions"][rng.random_range(0..n)]
+    }
+    vec![
+        ("schema version inside a repetition", |b, rng| {
+            rep(b, rng)["schema_version"] = json!(rng.random_range(2..100))
+        }),
+        ("repetition duplicated", |b, rng| {
+            let r = rep(b, rng).clone();
+            b["repetitions"].as_array_mut().unwrap().push(r);
+        }),
+        ("TPOT histogram replaced by E2E's", |b, rng| {
+            let r = rep(b, rng);
+            r["histograms"]["tpot_us"] = r["histograms"]["e2e_us"].clone();
+        }),
+        ("TTFT histogram replaced by E2E's", |b, rng| {
+            let r = rep(b, rng);
+            r["histograms"]["ttft_us"] = r["histograms"]["e2e_us"].clone();
+        }),
+        ("histograms of another repetition", |b, _| {
+            let other = b["repetitions"][1]["histograms"].clone();
+            b["repetitions"][0]["histograms"] = other;
+        }),
+        ("absurd rate", |b, rng| {
+            let key = ["output_tps", "request_rps", "total_tps"][rng.random_range(0..3)];
+            let v = [1e300, -169.0, 0.0, 1e-300][rng.random_range(0..4)];
+            rep(b, rng)["summary"]["throughput"][key] = json!(v);
+        }),
+        ("rate scaled", |b, rng| {
+            let r = rep(b, rng);
+            let t = r["summary"]["throughput"]["output_tps"].as_f64().unwrap();
+            r["summary"]["throughput"]["output_tps"] = json!(t * 1.5);
+        }),
+        ("planned below sent", |b, rng| {
+            rep(b, rng)["summary"]["counts"]["planned"] = json!(1)
+        }),
+        ("scenario body edited, hash kept", |b, rng| {
+            let r = rep(b, rng);
+            let n = r["scenario"]["load"]["requests"].as_u64().unwrap();
+            r["scenario"]["load"]["requests"] = json!(n + 1 + rng.random_range(0..50));
+        }),
+        ("seed edited, hash kept", |b, rng| {
+            rep(b, rng)["scenario"]["seed"] = json!(rng.random_range(100..1000))
+        }),
+        ("hash edited", |b, _| {
+            b["scenario_hash"] =
+                json!("0000000000000000000000000000000000000000000000000000000000000000")
+        }),
+        ("ends before it starts", |b, rng| {
+            let r = rep(b, rng);
+            let s = r["started_at"].clone();
+            r["started_at"] = r["ended_at"].clone();
+            r["ended_at"] = s;
+        }),
+        ("latency summary edited", |b, rng| {
+            let k = ["p50", "p95", "mean", "max", "p90"][rng.random_range(0..5)];
+            let r = rep(b, rng);
+            let n = r["summary"]["latency"].as_array().unwrap().len();
+            let l = &mut r["summary"]["latency"][rng.random_range(0..n)];
+            let v = l[k].as_f64().unwrap();
+            l[k] = json!(v * 0.8 + 0.5);
+        }),
+        ("another configuration in one repetition", |b, rng| {
+            rep(b, rng)["vars"]["quant"] = json!("int4")
+        }),
+        ("ok count edited", |b, rng| {
+            let r = rep(b, rng);
+            let n = r["summary"]["counts"]["ok"].as_u64().unwrap();
+            r["summary"]["counts"]["ok"] = json!(n + 1);
+        }),
+        ("a record's TTFT edited", |b, rng| {
+            let r = rep(b, rng);
+            if let Some(q) = r["requests"].as_array_mut().filter(|a| !a.is_empty()) {
+                // A measured one: a warmup record's values are read by nothing.
+                let measured: Vec<usize> = (0..q.len())
+                    .filter(|&i| q[i]["warmup"] == json!(false))
+                    .collect();
+                let i = measured[rng.random_range(0..measured.len())];
+                let t = q[i]["ttft_us"].as_u64().unwrap();
+                q[i]["ttft_us"] = json!(t / 2 + 1);
+            } else {
+                r["summary"]["counts"]["sent"] = json!(0);
+            }
+        }),
+        ("a record removed", |b, rng| {
+            let r = rep(b, rng);
+            if let Some(q) = r["requests"].as_array_mut().filter(|a| !a.is_empty()) {
+                q.remove(rng.random_range(0..q.len()));
+            } else {
+                r["histograms"].as_object_mut().unwrap().remove("e2e_us");
+            }
+        }),
+        ("incomplete repetition", |b, rng| {
+            rep(b, rng)["complete"] = json!(false)
+        }),
+    ]
+}
+
+/// Mutated copies of the committed baseline — as recorded, and stored by its histograms alone
+/// (what a long repetition keeps) — are never judged: every one is an error naming the file.
+#[test]
+fn corrupted_baselines_are_errors_never_verdicts() {
+    use rand::{Rng, SeedableRng};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("baselines/smoke/main.json")).unwrap();
+    let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut bare = recorded.clone();
+    for r in bare["repetitions"].as_array_mut().unwrap() {
+        let n = r["requests"].as_array().unwrap().len();
+        r["requests"] = serde_json::json!([]);
+        r["requests_omitted"] = serde_json::json!(n);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("main.json");
+    let load = |v: &serde_json::Value| {
+        std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+        bench::verdict::baseline::load(&p)
+    };
+    load(&recorded).expect("the committed baseline reads");
+    load(&bare).expect("the committed baseline without records reads");
+    let mutations = baseline_mutations();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(33);
+    let (mut cases, mut judged) = (0, Vec::new());
+    for _ in 0..400 {
+        let mut b = if rng.random_bool(0.5) {
+            recorded.clone()
+        } else {
+            bare.clone()
+        };
+        let mut names = Vec::new();
+        for _ in 0..rng.random_range(1..=2) {
+            let (name, m) = &mutations[rng.random_range(0..mutations.len())];
+            m(&mut b, &mut rng);
+            names.push(*name);
+        }
+        cases += 1;
+        if load(&b).is_ok() {
+            judged.push(names);
+        }
+    }
+    println!("baseline mutations: {cases} cases, {} judged", judged.len());
+    assert!(
+        judged.is_empty(),
+        "corrupt baselines read as whole: {judged:?}"
+    );
+}
