@@ -122,3 +122,72 @@ fn a_simulator_baseline_against_an_endpoint_is_refused_before_any_request() {
     assert!(t.contains("recorded on the embedded simulator"), "{t}");
     assert_eq!(log.received.lock().unwrap().len(), 0);
 }
+
+#[test]
+fn a_model_id_from_the_server_is_scrubbed_of_the_key_and_escapes() {
+    let key = "sk-day-one-0123456789abcdef";
+    let cfg = Config {
+        model_id: Some("m-{key}\u{1b}[31m-red".into()),
+        ..Config::default()
+    };
+    let (addr, log) = common::spawn_background(cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
+    // The scenario names a model; this run must discover it instead.
+    let toml = std::fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("model = \"test-model\"\n", "");
+    std::fs::write(&scenario, toml).unwrap();
+    let out = dir.path().join("out");
+    let o = bench()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .env("OPENAI_API_KEY", key)
+        .output()
+        .unwrap();
+    let mut all = text(&o);
+    for e in std::fs::read_dir(&out).unwrap() {
+        all += &std::fs::read_to_string(e.unwrap().path()).unwrap_or_default();
+    }
+    assert_eq!(o.status.code(), Some(0), "{all}");
+    assert!(!all.contains("0123456789abcdef"), "the key leaked: {all}");
+    assert!(!all.contains('\u{1b}'), "a raw ESC reached the output");
+    assert!(all.contains("m-<redacted>"), "{all}");
+    // The requests still name the model as served.
+    let sent = log.received.lock().unwrap();
+    let chat = sent.iter().find(|r| r.path.contains("chat")).unwrap();
+    assert_eq!(chat.body["model"], format!("m-{key}\u{1b}[31m-red"));
+}
+
+#[test]
+fn a_baseline_name_must_be_a_plain_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"s\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 2\n",
+    )
+    .unwrap();
+    let store = dir.path().join("a/b/store");
+    for name in ["../../../victim", "/abs", "a/b", "..", ""] {
+        for cmd in [&["baseline", "--force"][..], &["compare"]] {
+            let o = bench()
+                .arg(cmd[0])
+                .arg(&scenario)
+                .arg("--baselines")
+                .arg(&store)
+                .args(&cmd[1..])
+                .args(["-q", "--name", name])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            let t = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{cmd:?} --name {name:?}: {t}");
+            assert!(t.contains("--name"), "{cmd:?} --name {name:?}: {t}");
+        }
+    }
+    assert!(!dir.path().join("victim.json").exists());
+    assert!(!dir.path().join("a").exists(), "nothing was written");
+}

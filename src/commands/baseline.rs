@@ -20,7 +20,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         .ok_or_else(|| BenchError::usage("a scenario file is required"))?;
     let spec = RunSpec::from_args(&scenario, &args.opts)?;
     let name = args.show.as_deref().unwrap_or(&args.name);
-    let path = store::path(&args.baselines, &spec.scenario.name, name);
+    let path = store::path(&args.baselines, &spec.scenario.name, name)?;
     if args.show.is_some() {
         crate::out_text!("{}", output::baseline::summary(&store::load(&path)?));
         return Ok(EXIT_OK);

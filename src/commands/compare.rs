@@ -39,7 +39,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             &args.baselines,
             &spec.scenario.name,
             &args.name,
-        ))?,
+        )?)?,
     };
     if args.candidate.is_empty() {
         // Refused now rather than after minutes of runs: what the runs will be is known.

@@ -125,11 +125,16 @@ impl Session {
         // scrape is taken now, ahead of the schedule's start.
         let scraping = CancellationToken::new();
         let collector = self.scrape(&conn.target, &scraping).await;
-        let (env, cpu) = environment::before(server_version(&conn.target).await);
+        let version = server_version(&conn.target).await;
+        let (env, cpu) = environment::before(version.map(|v| conn.target.scrub(&v)));
         self.wait_for_start().await;
         let started_at = Utc::now();
         let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
-        let (endpoint, model) = (conn.target.public_endpoint(), conn.target.model.clone());
+        // The id as served is what requests name; what is printed and stored is scrubbed.
+        let (endpoint, model) = (
+            conn.target.public_endpoint(),
+            conn.target.scrub(&conn.target.model),
+        );
         let mut request = s.request.clone();
         request.extra.extend(spec.params.clone());
         let sender = Arc::new(HttpSender::new(conn.target, request, run_id.clone())?);

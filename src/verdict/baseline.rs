@@ -189,8 +189,14 @@ fn bounded(b: &Baseline) -> Option<Baseline> {
     })
 }
 
-pub fn path(dir: &Path, scenario: &str, name: &str) -> PathBuf {
-    dir.join(scenario).join(format!("{name}.json"))
+/// `DIR/<scenario>/<name>.json`; both must be plain names (one path component: no `/`, `..`
+/// or absolute path), so a baseline is never read or written outside the store.
+pub fn path(dir: &Path, scenario: &str, name: &str) -> Result<PathBuf, BenchError> {
+    crate::config::scenario::check_name(name)
+        .map_err(|m| BenchError::usage(format!("--name: {m}")))?;
+    crate::config::scenario::check_name(scenario)
+        .map_err(|m| BenchError::usage(format!("scenario name: {m}")))?;
+    Ok(dir.join(scenario).join(format!("{name}.json")))
 }
 
 /// `(scenario, name, path)` of every stored baseline.

@@ -57,6 +57,9 @@ pub struct Config {
     /// Request index → the exact reads of its 200 `text/event-stream` body (for fuzzing the
     /// client with arbitrary bytes); shared, so a test can change them between runs.
     pub raw: Arc<Mutex<HashMap<u64, Vec<Vec<u8>>>>>,
+    /// The id `GET /v1/models` lists (`{key}` becomes the bearer token it was sent, as a
+    /// hostile server might); `test-model` when `None`.
+    pub model_id: Option<String>,
 }
 
 impl Default for Config {
@@ -66,6 +69,7 @@ impl Default for Config {
             token_gap: Duration::from_millis(1),
             faults: HashMap::new(),
             raw: Arc::default(),
+            model_id: None,
         }
     }
 }
@@ -98,17 +102,7 @@ pub async fn spawn(cfg: Config) -> (SocketAddr, Arc<Log>) {
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
-        .route(
-            "/v1/models",
-            get(|| async {
-                Json(ModelList::one(ModelCard {
-                    id: "test-model".into(),
-                    object: "model".into(),
-                    owned_by: None,
-                    max_model_len: None,
-                }))
-            }),
-        )
+        .route("/v1/models", get(models))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -140,6 +134,21 @@ pub fn spawn_background(cfg: Config) -> (SocketAddr, Arc<Log>) {
         });
     });
     rx.recv().unwrap()
+}
+
+async fn models(State(s): State<Arc<AppState>>, headers: HeaderMap) -> Json<ModelList> {
+    let key = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    let id = s.cfg.model_id.as_deref().unwrap_or("test-model");
+    Json(ModelList::one(ModelCard {
+        id: id.replace("{key}", key),
+        object: "model".into(),
+        owned_by: None,
+        max_model_len: None,
+    }))
 }
 
 async fn chat(

@@ -105,7 +105,7 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
 /// A scenario's name becomes a directory under `results/` and `baselines/`, so it must be one
 /// plain path component: letters, digits, `.`, `_`, `-`, starting with a letter or digit (no
 /// `..`, no `/`, no absolute path), at most 100 characters.
-pub(super) fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), String> {
     let ok = name.len() <= 100
         && name
             .chars()

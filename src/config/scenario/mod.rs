@@ -8,6 +8,7 @@
 //! path. The schema is documented in `scenarios/README.md`.
 
 mod build;
+pub use build::check_name;
 mod load;
 mod raw;
 mod workload;

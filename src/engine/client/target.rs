@@ -63,6 +63,20 @@ impl Target {
         public_url(&self.base)
     }
 
+    /// A string that came from the server (a model id, a version), fit to print and store:
+    /// the secrets redacted (a server may echo the bearer token anywhere) and control
+    /// characters, ESC sequences included, shown as `\u{..}` escapes instead of reaching a
+    /// terminal.
+    pub fn scrub(&self, s: &str) -> String {
+        self.redact(s)
+            .chars()
+            .flat_map(|c| match c.is_control() {
+                true => c.escape_unicode().collect::<Vec<_>>(),
+                false => vec![c],
+            })
+            .collect()
+    }
+
     /// `s` without the API key or the endpoint's credentials: see [`redact`].
     pub(crate) fn redact(&self, s: &str) -> String {
         self.api_key
