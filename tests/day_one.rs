@@ -191,3 +191,30 @@ fn a_baseline_name_must_be_a_plain_name() {
     assert!(!dir.path().join("victim.json").exists());
     assert!(!dir.path().join("a").exists(), "nothing was written");
 }
+
+#[test]
+fn simulator_options_no_device_has_are_refused_not_panicked_on() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for opt in [
+        "bw_eff=1e-300",
+        "mfu=1e-300",
+        "tflops=1e-300",
+        "bandwidth_gbs=1e-300",
+        "link_gbs=1e300",
+        "params_b=1e300",
+    ] {
+        let o = bench()
+            .arg("run")
+            .arg(root.join("scenarios/smoke.toml"))
+            .args(["--opt", opt, "-q", "--requests", "1"])
+            .arg("--out")
+            .arg(tempfile::tempdir().unwrap().path().join("x"))
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "--opt {opt}: {t}");
+        let key = opt.split('=').next().unwrap();
+        assert!(t.contains(&format!("`{key}` must be between")), "{t}");
+        assert!(!t.contains("panicked"), "{t}");
+    }
+}

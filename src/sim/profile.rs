@@ -251,11 +251,13 @@ impl SimOptions {
             Quant::parse(v)
                 .ok_or_else(|| format!("`{key}` is one of none, fp8, int8, int4 (got `{v}`)"))
         };
-        let positive = |x: f64| {
-            if x > 0.0 {
+        // A hardware figure or an efficiency within what any device has: outside it, a step
+        // would take years of simulated time (or none).
+        let within = |x: f64, lo: f64, hi: f64| {
+            if (lo..=hi).contains(&x) {
                 Ok(x)
             } else {
-                Err(format!("`{key}` must be > 0"))
+                Err(format!("`{key}` must be between {lo} and {hi} (got {v})"))
             }
         };
         match key {
@@ -265,21 +267,21 @@ impl SimOptions {
                     ..SimOptions::profile(v)?
                 }
             }
-            "params_b" => self.params_b = positive(f("billions of parameters")?)?,
+            "params_b" => self.params_b = within(f("billions of parameters")?, 0.001, 100_000.0)?,
             "layers" => self.layers = int(1, 10_000)?,
             "hidden" => self.hidden = int(1, 1_000_000)?,
             "kv_heads" => self.kv_heads = int(1, 100_000)?,
             "head_dim" => self.head_dim = int(1, 100_000)?,
-            "tflops" => self.tflops = positive(f("TFLOP/s")?)?,
-            "memory_gb" => self.memory_gb = positive(f("GB")?)?,
-            "bandwidth_gbs" => self.bandwidth_gbs = positive(f("GB/s")?)?,
-            "link_gbs" => self.link_gbs = positive(f("GB/s")?)?,
-            "mfu" => self.mfu = positive(rate()?)?,
-            "bw_eff" => self.bw_eff = positive(rate()?)?,
+            "tflops" => self.tflops = within(f("TFLOP/s")?, 0.001, 1e6)?,
+            "memory_gb" => self.memory_gb = within(f("GB")?, 0.001, 1e6)?,
+            "bandwidth_gbs" => self.bandwidth_gbs = within(f("GB/s")?, 0.001, 1e6)?,
+            "link_gbs" => self.link_gbs = within(f("GB/s")?, 0.001, 1e6)?,
+            "mfu" => self.mfu = within(rate()?, 0.01, 1.0)?,
+            "bw_eff" => self.bw_eff = within(rate()?, 0.01, 1.0)?,
             "step_overhead_ms" => self.step_overhead_ms = ms()?,
             "max_num_seqs" => self.max_num_seqs = int(1, 1_000_000)?,
             "max_num_batched_tokens" => self.max_num_batched_tokens = int(1, 100_000_000)?,
-            "gpu_memory_utilization" => self.gpu_memory_utilization = positive(rate()?)?,
+            "gpu_memory_utilization" => self.gpu_memory_utilization = within(rate()?, 0.01, 1.0)?,
             "kv_capacity_tokens" => self.kv_capacity_tokens = u()?,
             "block_size" => self.block_size = int(1, 65_536)?,
             "max_model_len" => self.max_model_len = int(1, 100_000_000)?,
@@ -295,7 +297,7 @@ impl SimOptions {
                 }
             }
             "spec_alpha" => self.spec_alpha = rate()?,
-            "draft_ratio" => self.draft_ratio = positive(f("a fraction")?)?,
+            "draft_ratio" => self.draft_ratio = within(f("a fraction")?, 0.0001, 1.0)?,
             "draft_quant" => {
                 self.draft_quant_same = match v {
                     "same" => true,

@@ -90,7 +90,10 @@ pub(super) async fn drive(
         }
         let out = engine.step(vt);
         vt += out.duration_s;
-        tokio::time::sleep_until(epoch + Duration::from_secs_f64(vt)).await;
+        // A step no real engine would take (options at the edge of their ranges) sleeps a
+        // day rather than overflow a Duration.
+        let wake = Duration::try_from_secs_f64(vt).unwrap_or(Duration::from_secs(86_400));
+        tokio::time::sleep_until(epoch + wake.min(Duration::from_secs(86_400 * 365))).await;
         let at = Instant::now();
         for e in out.emitted {
             let gone = match streams.get(&e.id) {
