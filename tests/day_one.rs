@@ -218,3 +218,47 @@ fn simulator_options_no_device_has_are_refused_not_panicked_on() {
         assert!(!t.contains("panicked"), "{t}");
     }
 }
+
+#[test]
+fn a_run_whose_every_request_failed_shows_no_latency_and_no_connection() {
+    // A port nobody listens on: every connect is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), port, "", "concurrency = 2\nrequests = 6");
+    let out = dir.path().join("out");
+    let o = bench()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(t.contains("0 ok"), "{t}");
+    assert!(t.contains("no connection could be opened"), "{t}");
+    assert!(!t.contains("connections opened"), "{t}");
+    let ttft_row = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("ttft "))
+        .unwrap();
+    assert!(
+        ttft_row.contains('—') && !ttft_row.contains("0.000"),
+        "{ttft_row}"
+    );
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let ttft = run["summary"]["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "ttft")
+        .unwrap();
+    assert_eq!(ttft["count"], 0);
+    assert!(ttft["p50"].is_null(), "{ttft}");
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let row = csv.lines().find(|l| l.starts_with("ttft,")).unwrap();
+    assert!(!row.contains("0.000"), "{row}");
+}

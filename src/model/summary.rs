@@ -5,8 +5,11 @@ use super::metric::Latency;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One latency metric's distribution, in milliseconds.
+/// One latency metric's distribution, in milliseconds. With no values (`count` 0: a run whose
+/// every request failed has no TTFT) the figures are 0 in memory, `null` in JSON and blank in
+/// every rendering: a spreadsheet must not read "TTFT 0 ms".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "LatencyWire", from = "LatencyWire")]
 pub struct LatencySummary {
     pub name: Latency,
     pub unit: String,
@@ -20,6 +23,70 @@ pub struct LatencySummary {
     pub p99: f64,
     pub p999: f64,
     pub max: f64,
+}
+
+impl LatencySummary {
+    /// Whether there is any value to show (`count` > 0).
+    pub fn has_values(&self) -> bool {
+        self.count > 0
+    }
+}
+
+/// [`LatencySummary`] as written: the figures `null` when there are no values.
+#[derive(Clone, Serialize, Deserialize)]
+struct LatencyWire {
+    name: Latency,
+    unit: String,
+    definition: String,
+    count: u64,
+    mean: Option<f64>,
+    min: Option<f64>,
+    p50: Option<f64>,
+    p90: Option<f64>,
+    p95: Option<f64>,
+    p99: Option<f64>,
+    p999: Option<f64>,
+    max: Option<f64>,
+}
+
+impl From<LatencySummary> for LatencyWire {
+    fn from(l: LatencySummary) -> Self {
+        let v = |x: f64| (l.count > 0).then_some(x);
+        LatencyWire {
+            mean: v(l.mean),
+            min: v(l.min),
+            p50: v(l.p50),
+            p90: v(l.p90),
+            p95: v(l.p95),
+            p99: v(l.p99),
+            p999: v(l.p999),
+            max: v(l.max),
+            name: l.name,
+            unit: l.unit,
+            definition: l.definition,
+            count: l.count,
+        }
+    }
+}
+
+impl From<LatencyWire> for LatencySummary {
+    fn from(l: LatencyWire) -> Self {
+        let v = |x: Option<f64>| x.unwrap_or(0.0);
+        LatencySummary {
+            name: l.name,
+            unit: l.unit,
+            definition: l.definition,
+            count: l.count,
+            mean: v(l.mean),
+            min: v(l.min),
+            p50: v(l.p50),
+            p90: v(l.p90),
+            p95: v(l.p95),
+            p99: v(l.p99),
+            p999: v(l.p999),
+            max: v(l.max),
+        }
+    }
 }
 
 /// Request counts: `sent = ok + Σ errors + aborted`, for measured requests.

@@ -177,8 +177,11 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
 pub fn summary(s: &Summary) -> Result<Vec<u8>, BenchError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(SUMMARY_COLUMNS).map_err(row_err)?;
-    let f = |x: f64| format!("{x:.3}");
     for l in &s.latency {
+        let f = |x: f64| match l.has_values() {
+            true => format!("{x:.3}"),
+            false => String::new(),
+        };
         w.write_record([
             l.name.to_string(),
             l.unit.clone(),

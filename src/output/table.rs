@@ -44,8 +44,14 @@ pub fn render(run: &RunResult) -> String {
             c.retried
         );
     }
-    if let Some(n) = c.connections {
-        let _ = write!(line, "; {n} connections opened");
+    match c.connections {
+        Some(0) if c.sent > 0 => {
+            let _ = write!(line, "; no connection could be opened");
+        }
+        Some(n) => {
+            let _ = write!(line, "; {n} connections opened");
+        }
+        None => {}
     }
     if let Some(i) = c.reuse_stopped_at {
         let _ = write!(
@@ -147,7 +153,10 @@ pub fn render(run: &RunResult) -> String {
     for l in &s.latency {
         let cells: Vec<String> = [l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max]
             .iter()
-            .map(|v| format!("{:>10}", sig4(*v)))
+            .map(|v| match l.has_values() {
+                true => format!("{:>10}", sig4(*v)),
+                false => format!("{:>10}", "—"),
+            })
             .collect();
         let _ = writeln!(o, "  {:<10} {:>6} {}", l.name, l.count, cells.join(" "));
     }
@@ -273,7 +282,7 @@ bench run demo — complete
   metric(ms)   count       mean        p50        p90        p95        p99      p99.9        max
   ttft            3      20.01      20.01      20.01      20.01      20.01      20.01      20.01
   tpot            3      3.333      3.333      3.333      3.333      3.333      3.333      3.333
-  itl             0      0.000      0.000      0.000      0.000      0.000      0.000      0.000
+  itl             0          —          —          —          —          —          —          —
   e2e             3      50.00      50.00      50.00      50.00      50.00      50.00      50.00
   send_lag        4      0.010      0.010      0.010      0.010      0.010      0.010      0.010
   queue           4      0.000      0.000      0.000      0.000      0.000      0.000      0.000

@@ -144,7 +144,7 @@ pub fn render(run: &RunResult) -> Value {
             .histograms
             .get(ours.hist_key())
             .and_then(|t| hist::decode(t).ok());
-        let l = s.latency(ours);
+        let l = s.latency(ours).filter(|l| l.has_values());
         o.insert(format!("mean_{theirs}_ms"), json!(l.map(|l| l.mean)));
         o.insert(format!("median_{theirs}_ms"), json!(l.map(|l| l.p50)));
         o.insert(

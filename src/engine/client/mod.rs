@@ -33,8 +33,9 @@ pub fn http_client() -> Result<reqwest::Client, BenchError> {
     client_keeping(usize::MAX, None)
 }
 
-/// Counts the connections a client opens (each call of its connector: every attempt, TLS
-/// ones included), so a run can say how many its requests took.
+/// Counts the connections a client opens (each connect of its connector that succeeded, TLS
+/// ones included; a refused connect opened nothing), so a run can say how many its requests
+/// took.
 #[derive(Clone, Default)]
 pub struct ConnectCounter(Arc<AtomicU64>);
 
@@ -61,19 +62,30 @@ pub struct Counted<S> {
     n: Arc<AtomicU64>,
 }
 
-impl<S: tower_service::Service<R>, R> tower_service::Service<R> for Counted<S> {
+impl<S, R> tower_service::Service<R> for Counted<S>
+where
+    S: tower_service::Service<R>,
+    S::Future: Send + 'static,
+{
     type Response = S::Response;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
     fn poll_ready(
         &mut self,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
-    fn call(&mut self, req: R) -> S::Future {
-        self.n.fetch_add(1, Ordering::Relaxed);
-        self.inner.call(req)
+    fn call(&mut self, req: R) -> Self::Future {
+        let (n, connecting) = (self.n.clone(), self.inner.call(req));
+        Box::pin(async move {
+            let connected = connecting.await;
+            if connected.is_ok() {
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+            connected
+        })
     }
 }
 

@@ -72,7 +72,14 @@ fn cdfs(arms: &[(&str, Vec<&RunResult>)]) -> String {
 fn summary_table(r: &RunResult) -> String {
     let mut o = String::from("<table><tr><th>metric (ms)</th><th>count</th><th>mean</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr>");
     for l in &r.summary.latency {
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td></tr>", l.name, l.count, l.mean, l.p50, l.p90, l.p95, l.p99, l.max);
+        let cells: String = [l.mean, l.p50, l.p90, l.p95, l.p99, l.max]
+            .iter()
+            .map(|v| match l.has_values() {
+                true => format!("<td>{v:.3}</td>"),
+                false => "<td>—</td>".to_string(),
+            })
+            .collect();
+        let _ = write!(o, "<tr><td>{}</td><td>{}</td>{cells}</tr>", l.name, l.count);
     }
     o.push_str("</table>");
     if !r.summary.turns.is_empty() {
