@@ -97,6 +97,26 @@ macro_rules! out_text {
     }};
 }
 
+/// `eprintln!` that ignores a closed or broken stderr (`bench … 2>&1 | head`, a log collector
+/// that died): a message that cannot be shown must not panic the task that was saying it —
+/// least of all the signal listener, whose death would leave SIGTERM ignored.
+#[macro_export]
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// `eprint!` that ignores a closed stderr, as [`say!`] does.
+#[macro_export]
+macro_rules! say_text {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
+}
+
 /// Exit codes, as documented in the README: 0 pass, 1 regression found, 2 usage or runtime
 /// error.
 pub const EXIT_OK: u8 = 0;
@@ -111,14 +131,14 @@ pub fn main(cli: cli::Cli) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            crate::say!("error: cannot start the async runtime: {e}");
             return ExitCode::from(EXIT_ERROR);
         }
     };
     match rt.block_on(commands::dispatch(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::say!("error: {e:#}");
             ExitCode::from(EXIT_ERROR)
         }
     }

@@ -122,7 +122,7 @@ async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchEr
     let run = cmd.replace("{arm}", arm.name());
     // What bench prints of the command: without the API key, should the command hold it.
     let line = redact(&run, session.spec().api_key.as_deref().unwrap_or(""));
-    eprintln!(
+    crate::say!(
         "interleave: switching the server to the {} ({line})",
         arm.name()
     );
@@ -139,6 +139,11 @@ async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchEr
             ))
         })?
         .map_err(|e| BenchError::Runtime(format!("--switch `{line}`: {e}")))?;
+    if let Some(name) = crate::session::signals::received() {
+        return Err(BenchError::Runtime(format!(
+            "{name} during --switch `{line}`: no further run started"
+        )));
+    }
     if !status.success() {
         return Err(BenchError::Runtime(format!(
             "--switch `{line}` exited with {status}"
@@ -179,6 +184,8 @@ pub async fn run(
     switch: Option<&str>,
     out: &Path,
 ) -> Result<(Vec<RunResult>, Vec<RunResult>), BenchError> {
+    // Signals during the first --switch command are routed too (see `signals::install`).
+    crate::session::signals::install();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     let mut active: Option<Arm> = None;
     for i in 0..k {
@@ -206,7 +213,7 @@ pub async fn run(
                 Arm::Baseline => (control, &mut a, "control"),
                 Arm::Candidate => (candidate, &mut b, "candidate"),
             };
-            eprintln!("interleave: block {} of {k}, {}", i + 1, arm.name());
+            crate::say!("interleave: block {} of {k}, {}", i + 1, arm.name());
             let run = session
                 .run_to(&out.join(dir).join(format!("rep{}", runs.len() + 1)), false)
                 .await?;

@@ -96,7 +96,7 @@ impl StackPlan {
         if session.spec().endpoint.is_some() {
             return Err(BenchError::usage("bench stack changes the simulator's options; against a real endpoint, record the runs yourself and pass --from DIR"));
         }
-        eprintln!("stack: running {}", label(changes));
+        crate::say!("stack: running {}", label(changes));
         let run = session.run_to(&out.join(label(changes)), false).await?;
         if !run.complete {
             return Err(BenchError::Runtime("the run was interrupted".into()));

@@ -166,7 +166,7 @@ impl Runner<'_> {
         (o.rate, o.concurrency) = (rate, conc);
         self.n += 1;
         let label = load.label();
-        eprintln!("sweep: point {} ({label})", self.n);
+        crate::say!("sweep: point {} ({label})", self.n);
         let session = Session::new(RunSpec::from_args(self.scenario, &o)?)?;
         let dir = self
             .out

@@ -39,7 +39,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     output::check_fresh(&stem)?;
     let mut reps = Vec::new();
     for i in 1..=args.repeat {
-        eprintln!("baseline {}: repetition {i} of {}", args.name, args.repeat);
+        crate::say!("baseline {}: repetition {i} of {}", args.name, args.repeat);
         let run = session.run_to(&stem.join(format!("rep{i}")), false).await?;
         if !run.complete {
             return Ok(EXIT_ERROR);

@@ -139,7 +139,7 @@ async fn interleaved(
     )
     .await
     .map_err(|e| BenchError::Runtime(format!("{e}{}", hint())))?;
-    eprintln!("control and candidate runs written under {}", out.display());
+    crate::say!("control and candidate runs written under {}", out.display());
     let name = format!("{} (interleaved control)", stored.name);
     Ok((Baseline::new(&name, a)?, b))
 }
@@ -151,7 +151,7 @@ fn from_files(
     stored: Baseline,
 ) -> Result<(Baseline, Vec<RunResult>), BenchError> {
     if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
-        eprintln!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
+        crate::say!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
     }
     let mut cand = stored_runs::load(&args.candidate, Role::Candidate)?;
     if args.control.is_empty() {
@@ -182,7 +182,7 @@ async fn measured(
             out.join(format!("rep{i}"))
         };
         if k > 1 {
-            eprintln!("candidate: repetition {i} of {k}");
+            crate::say!("candidate: repetition {i} of {k}");
         }
         let so_far = format!("the {} candidate runs finished are", i - 1);
         let hint = || {
@@ -197,20 +197,20 @@ async fn measured(
         let run = match session.run_to(&dir, false).await {
             Ok(run) => run,
             Err(e) if i > 1 => {
-                eprintln!("error: {e}{}", hint());
+                crate::say!("error: {e}{}", hint());
                 return Ok(None);
             }
             Err(e) => return Err(e),
         };
         if !run.complete {
             if i > 1 {
-                eprintln!("{}", hint().trim_start());
+                crate::say!("{}", hint().trim_start());
             }
             return Ok(None);
         }
         runs.push(run);
     }
-    eprintln!("candidate runs written to {}", out.display());
+    crate::say!("candidate runs written to {}", out.display());
     Ok(Some(runs))
 }
 

@@ -29,7 +29,7 @@ pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
         crate::out!("{text}");
     }
     if run.requests_omitted > 0 && (export.is_some() || args.diagnose) {
-        eprintln!(
+        crate::say!(
             "warning: the run kept no per-request records ({} requests, over --keep-records), so --export's per-request lists are empty and --diagnose sees only the summary; they are in {}, or rerun with --keep-records all",
             run.requests_omitted,
             out.join("requests.csv").display()

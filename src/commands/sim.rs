@@ -19,7 +19,7 @@ pub async fn run(args: SimArgs) -> Result<u8, BenchError> {
     serve(
         cfg,
         move |addr| {
-            eprintln!("bench sim: profile {profile}, model `{model}`, serving http://{addr}/v1 (this is a model of an engine, not a measurement); Ctrl-C stops");
+            crate::say!("bench sim: profile {profile}, model `{model}`, serving http://{addr}/v1 (this is a model of an engine, not a measurement); Ctrl-C stops");
         },
         async {
             let _ = tokio::signal::ctrl_c().await;

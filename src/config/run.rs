@@ -115,7 +115,7 @@ impl RunSpec {
             // Named on purpose, so a missing key is likelier a slip than a server without auth.
             // Once a process: a sweep or an interleave builds a spec per run.
             static SAID: std::sync::Once = std::sync::Once::new();
-            SAID.call_once(|| eprintln!("warning: the API key variable {key_var} (api_key_env / --api-key-env) is not set or empty; sending no key"));
+            SAID.call_once(|| crate::say!("warning: the API key variable {key_var} (api_key_env / --api-key-env) is not set or empty; sending no key"));
         }
         Ok(RunSpec {
             model: scenario.model.clone(),

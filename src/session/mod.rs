@@ -85,10 +85,10 @@ impl Session {
             crate::out!("\nwrote {}", names.join(", "));
         }
         match (&run.failure, run.complete) {
-            (Some(why), _) => eprintln!(
+            (Some(why), _) => crate::say!(
                 "error: the run failed ({why}); what it measured was written with complete: false"
             ),
-            (None, false) => eprintln!(
+            (None, false) => crate::say!(
                 "error: the run was interrupted; partial results were written with complete: false"
             ),
             _ => {}
@@ -127,7 +127,8 @@ impl Session {
         let collector = self.scrape(&conn.target, &scraping).await;
         let version = server_version(&conn.target).await;
         let (env, cpu) = environment::before(version.map(|v| conn.target.scrub(&v)));
-        self.wait_for_start().await;
+        let stop: Stop = stop.into();
+        self.wait_for_start(&stop).await;
         let started_at = Utc::now();
         let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
         // The id as served is what requests name; what is printed and stored is scrubbed.
@@ -262,19 +263,28 @@ impl Session {
         let m = task?.await.ok()?;
         if let Some(w) = &m.warning {
             if !self.spec.quiet {
-                eprintln!("warning: server metrics: {w}");
+                crate::say!("warning: server metrics: {w}");
             }
         }
         Some(m)
     }
 
-    async fn wait_for_start(&self) {
+    /// Waits for `--start-at`, or until a signal stops the run (which then sends nothing and
+    /// is written incomplete).
+    async fn wait_for_start(&self, stop: &Stop) {
         let Some(at) = self.spec.start_at else { return };
         let wait = (at - Utc::now()).to_std().unwrap_or_default();
         if wait.is_zero() {
-            eprintln!("warning: --start-at {at} has passed; starting now");
+            crate::say!("warning: --start-at {at} has passed; starting now");
         } else {
-            tokio::time::sleep(wait).await;
+            crate::say!(
+                "waiting {:.1} s for --start-at {at} (a signal stops the run before it sends anything)",
+                wait.as_secs_f64()
+            );
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.requests.cancelled() => {}
+            }
         }
     }
 }

@@ -42,7 +42,7 @@ pub async fn calibrated(
     if !generator.is_synthetic() {
         let conversation = generator.sessions().is_some();
         if spec.calibrate {
-            eprintln!(
+            crate::say!(
                 "note: --calibrate applies to synthetic single-turn prompts; {}",
                 if conversation {
                     "a conversation's later turns carry the replies received, so their lengths are the server's"
@@ -73,7 +73,7 @@ pub async fn calibrated(
     let (counter, source) = match counter(spec, target).await {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("warning: cannot calibrate prompt lengths with {e}; they stay approximate");
+            crate::say!("warning: cannot calibrate prompt lengths with {e}; they stay approximate");
             return (generator, APPROXIMATE.into());
         }
     };
@@ -91,7 +91,7 @@ pub async fn calibrated(
                     )
                 }
                 Err(e) => {
-                    eprintln!("warning: cannot calibrate trace blocks with {source} ({e}); block lengths stay approximate");
+                    crate::say!("warning: cannot calibrate trace blocks with {source} ({e}); block lengths stay approximate");
                     (generator, String::new())
                 }
             }
@@ -112,7 +112,7 @@ pub async fn calibrated(
             (generator.with_calibration(deltas, median), how)
         }
         Err(e) => {
-            eprintln!("warning: cannot calibrate prompt lengths with {source} ({e}); they stay approximate");
+            crate::say!("warning: cannot calibrate prompt lengths with {source} ({e}); they stay approximate");
             (generator, APPROXIMATE.into())
         }
     }

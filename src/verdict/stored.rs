@@ -74,7 +74,7 @@ pub fn load_file(file: &Path, role: Role, found: bool) -> Result<Option<RunResul
     let flag = role.flag();
     let run = RunResult::load(file)?;
     if found && !run.complete {
-        eprintln!(
+        crate::say!(
             "{flag}: left out {} (the run was interrupted)",
             file.display()
         );
@@ -147,7 +147,7 @@ pub fn whole_blocks(control: &mut Arm, candidate: &mut Arm) {
     };
     for (flag, arm) in [("--control", control), ("--candidate", candidate)] {
         for f in arm.files.drain(n..) {
-            eprintln!(
+            crate::say!(
                 "{flag}: left out {} (its block's other run is missing; judging {judged} both arms finished)",
                 f.display()
             );
