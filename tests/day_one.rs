@@ -262,3 +262,42 @@ fn a_run_whose_every_request_failed_shows_no_latency_and_no_connection() {
     let row = csv.lines().find(|l| l.starts_with("ttft,")).unwrap();
     assert!(!row.contains("0.000"), "{row}");
 }
+
+#[test]
+fn quiet_silences_repetition_lines_and_a_log_gets_progress_lines() {
+    let (addr, _log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
+    let store = dir.path().join("store");
+    let mut quiet = bench();
+    quiet
+        .arg("baseline")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(dir.path().join("b"));
+    let o = quiet.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = bench()
+        .arg("compare")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(dir.path().join("c"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("repetition"), "{err}");
+    // Without -q and without a terminal (CI), the first finished request writes a line.
+    let o = bench()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.path().join("r"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("progress: 1/2 requests in"), "{err}");
+}

@@ -213,7 +213,9 @@ pub async fn run(
                 Arm::Baseline => (control, &mut a, "control"),
                 Arm::Candidate => (candidate, &mut b, "candidate"),
             };
-            crate::say!("interleave: block {} of {k}, {}", i + 1, arm.name());
+            if !session.spec().quiet {
+                crate::say!("interleave: block {} of {k}, {}", i + 1, arm.name());
+            }
             let run = session
                 .run_to(&out.join(dir).join(format!("rep{}", runs.len() + 1)), false)
                 .await?;

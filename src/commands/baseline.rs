@@ -39,7 +39,9 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     output::check_fresh(&stem)?;
     let mut reps = Vec::new();
     for i in 1..=args.repeat {
-        crate::say!("baseline {}: repetition {i} of {}", args.name, args.repeat);
+        if !args.opts.quiet {
+            crate::say!("baseline {}: repetition {i} of {}", args.name, args.repeat);
+        }
         let run = session.run_to(&stem.join(format!("rep{i}")), false).await?;
         if !run.complete {
             return Ok(EXIT_ERROR);

@@ -181,7 +181,7 @@ async fn measured(
         } else {
             out.join(format!("rep{i}"))
         };
-        if k > 1 {
+        if k > 1 && !args.opts.quiet {
             crate::say!("candidate: repetition {i} of {k}");
         }
         let so_far = format!("the {} candidate runs finished are", i - 1);

@@ -139,8 +139,13 @@ impl Session {
         let mut request = s.request.clone();
         request.extra.extend(spec.params.clone());
         let sender = Arc::new(HttpSender::new(conn.target, request, run_id.clone())?);
-        let show =
-            !spec.quiet && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let show = match spec.quiet {
+            true => progress::Show::Nothing,
+            false if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() => {
+                progress::Show::Bar
+            }
+            false => progress::Show::Lines(progress::LINE_EVERY),
+        };
         let mut progress = Progress::new(show, plan.planned());
         let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
         let data = runner::run(
