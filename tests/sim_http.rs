@@ -488,10 +488,26 @@ fn sweep_writes_the_curve_and_finds_a_max_rate() {
         sweep["max_rate_bracket"][1].as_f64().unwrap(),
     );
     assert!(lo <= hi);
+    // Both ends were measured: the upper one is an open-loop rate that failed the SLOs, the
+    // lower one passed (or is 0 when nothing did).
+    let rate = |p: &serde_json::Value| p["offered_rps"].as_f64();
+    let at = |r: f64| {
+        points
+            .iter()
+            .find(|p| rate(p).is_some_and(|x| (x - r).abs() < 1e-9))
+    };
+    let upper = at(hi).unwrap_or_else(|| panic!("upper end {hi} was never tested: {points:?}"));
+    assert!(upper["slo_attainment"].as_f64().unwrap() < 0.95, "{upper}");
+    assert!(
+        lo == 0.0
+            || at(lo).is_some()
+            || (points[0]["achieved_rps"].as_f64().unwrap() - lo).abs() < 1e-9,
+        "lower end {lo} was never tested"
+    );
     // The bisection stops when the bracket is within the tolerance or after 8 probes. How
     // many probes that takes depends on real-time rates on a shared machine, so the test
     // checks the stopping rule, not a count.
-    let probes = points.len() - 2;
+    let probes = points.len() - 3;
     assert!(
         hi - lo <= 0.25 * hi + 1e-9 || probes == 8,
         "bracket {lo}–{hi} after {probes} probes"

@@ -9,7 +9,9 @@
 //! * `--find-max-rate`: bisection between those bounds for the highest rate at which at least
 //!   `--attainment` (default 95 %) of requests meet every SLO (an overloaded server fails
 //!   this through the queueing it adds to TTFT); it stops when the bracket is within
-//!   `--tolerance` (default 10 %) of its upper end, or after 8 probes.
+//!   `--tolerance` (default 10 %) of its upper end, or after 8 probes. The upper end is a rate
+//!   measured to fail: the max-throughput rate tried as an open loop, doubled while it passes
+//!   (3 times at most; past that the passing rate is reported as a lower bound).
 //!
 //! A series stops early when the server is clearly saturated: achieved throughput rose less
 //! than 5 % from the previous point while TTFT p50 grew by more than 50 %.
@@ -222,6 +224,7 @@ pub async fn sweep(
         stopped_early: None,
         max_rate_rps: None,
         max_rate_bracket: None,
+        max_rate_note: None,
     };
     for load in &plan.series {
         let p = run.at(*load).await?;
@@ -254,7 +257,11 @@ pub async fn sweep(
     Ok(sweep)
 }
 
-/// `--find-max-rate`: bisection between the synchronous and max-throughput rates.
+/// Doublings of the upper end tried while the server still meets the SLOs there.
+const UPPER_PROBES: usize = 3;
+
+/// `--find-max-rate`: bisection between the synchronous rate and the first rate measured to
+/// fail (from the max-throughput rate up); both ends of the bracket are measured points.
 async fn bisect(
     run: &mut Runner<'_>,
     sweep: &mut Sweep,
@@ -267,10 +274,30 @@ async fn bisect(
             "--find-max-rate needs SLOs: set [slo] ttft_ms / tpot_ms / e2e_ms in the scenario",
         ));
     }
-    let (mut lo, mut hi) = (
-        if sync_ok { lo_rate } else { 0.0 },
-        hi_rate.max(lo_rate * 1.01),
-    );
+    let mut lo = if sync_ok { lo_rate } else { 0.0 };
+    // The bracket's upper end must be a rate measured to fail: the max-throughput run is a
+    // closed loop, so its rate is tried as an open loop first, and doubled (at most
+    // UPPER_PROBES times) while the server still meets the SLOs there.
+    let mut hi = hi_rate.max(lo_rate * 1.01);
+    let mut failed = false;
+    for _ in 0..=UPPER_PROBES {
+        let p = run.at(Load::Rate(hi)).await?;
+        let ok = passes(&p, plan.attainment);
+        sweep.points.push(p);
+        if !ok {
+            failed = true;
+            break;
+        }
+        lo = hi;
+        hi *= 2.0;
+    }
+    if !failed {
+        sweep.max_rate_rps = Some(lo);
+        sweep.max_rate_note = Some(format!(
+            "every rate tried met the SLOs, up to {lo:.3} req/s: a lower bound, no failing rate was found"
+        ));
+        return Ok(());
+    }
     for _ in 0..8 {
         if hi - lo <= plan.tolerance * hi {
             break;

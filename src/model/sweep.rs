@@ -35,5 +35,9 @@ pub struct Sweep {
     pub stopped_early: Option<String>,
     /// `--find-max-rate`: the highest passing rate found and the bracket it came from.
     pub max_rate_rps: Option<f64>,
+    /// Both ends measured: the lower met the SLOs (or is 0 when none did), the upper failed.
     pub max_rate_bracket: Option<(f64, f64)>,
+    /// When no tested rate failed: the max rate is a lower bound, and says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate_note: Option<String>,
 }

@@ -91,6 +91,13 @@ pub fn render(s: &Sweep, attainment: f64) -> String {
     if let Some(w) = &s.stopped_early {
         let _ = writeln!(o, "\n  stopped early: {w}");
     }
+    if let (Some(note), Some(m)) = (&s.max_rate_note, s.max_rate_rps) {
+        let _ = writeln!(
+            o,
+            "\n  max rate meeting the SLOs (≥ {:.0} % of requests): ≥ {m:.3} req/s ({note})",
+            attainment * 100.0
+        );
+    }
     if let Some((lo, hi)) = s.max_rate_bracket {
         match s.max_rate_rps {
             Some(m) => {

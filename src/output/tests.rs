@@ -130,6 +130,7 @@ fn sweep() -> Sweep {
         stopped_early: Some("saturated at rate=8.000".into()),
         max_rate_rps: Some(4.0),
         max_rate_bracket: Some((4.0, 8.0)),
+        max_rate_note: None,
     }
 }
 
