@@ -13,6 +13,47 @@ use crate::model::hist::{self, new_histogram};
 use crate::model::result::RunResult;
 use crate::model::summary::SessionCounts;
 
+/// Shards are one run only if they ran together: a shard that started after another had
+/// ended is refused (the merged window would be the sum of their times, its rates a fraction
+/// of the real ones), and starts further apart than a tenth of the shortest shard are warned
+/// of (use a shared `--start-at`).
+fn together(runs: &[RunResult]) -> Result<(), BenchError> {
+    let name = |r: &RunResult| {
+        r.shard
+            .map_or("?".into(), |s| format!("{}/{}", s.index, s.count))
+    };
+    let (Some(late), Some(early_end)) = (
+        runs.iter().max_by_key(|r| r.started_at),
+        runs.iter().min_by_key(|r| r.ended_at),
+    ) else {
+        return Ok(());
+    };
+    if late.started_at >= early_end.ended_at {
+        let gap = (late.started_at - early_end.ended_at).num_milliseconds() as f64 / 1e3;
+        return Err(BenchError::usage(format!(
+            "cannot merge: the shards did not run together — shard {} started {gap:.1} s after shard {} had ended ({} vs {}); run them at once (a shared --start-at) and merge those",
+            name(late),
+            name(early_end),
+            late.started_at,
+            early_end.ended_at
+        )));
+    }
+    let early = runs.iter().min_by_key(|r| r.started_at).unwrap_or(late);
+    let spread = (late.started_at - early.started_at).num_milliseconds() as f64 / 1e3;
+    let shortest = runs
+        .iter()
+        .map(|r| (r.ended_at - r.started_at).num_milliseconds() as f64 / 1e3)
+        .fold(f64::INFINITY, f64::min);
+    if spread > 0.1 * shortest {
+        crate::say!(
+            "warning: the shards started {spread:.1} s apart (shard {} first, {} last), over a tenth of the shortest shard ({shortest:.1} s): the merged run's rates and peak concurrency are those of partly overlapping loads; a shared --start-at aligns them",
+            name(early),
+            name(late)
+        );
+    }
+    Ok(())
+}
+
 pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
     let bad = |m: String| BenchError::usage(format!("cannot merge: {m}"));
     let first = runs
@@ -50,6 +91,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         return Err(bad(format!("shard {missing}/{n} is missing")));
     }
     runs.sort_by_key(|r| r.shard.map(|s| s.index));
+    together(&runs)?;
     let t0 = runs
         .iter()
         .map(|r| r.started_at)
@@ -132,8 +174,12 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         .iter()
         .filter_map(|r| r.summary.counts.reuse_stopped_at)
         .min();
+    let mut endpoints: Vec<&str> = runs.iter().map(|r| r.endpoint.as_str()).collect();
+    endpoints.dedup();
+    let endpoint = endpoints.join(", ");
     Ok(RunResult {
         run_id: format!("merged-{}", first.run_id),
+        endpoint,
         started_at: t0,
         ended_at: runs
             .iter()
@@ -148,4 +194,51 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         shard: None,
         ..first
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::Outcome;
+    use crate::model::shard::Shard;
+    use crate::testkit::{record, run_of, scenario};
+
+    fn shard(i: u32, start_s: i64, end_s: i64, endpoint: &str) -> RunResult {
+        let records = (0..3)
+            .map(|k| crate::model::record::RequestRecord {
+                index: i as u64 * 3 + k,
+                ttft_us: Some(10_000),
+                e2e_us: Some(20_000),
+                end_us: 30_000,
+                ..record(k, Outcome::Ok)
+            })
+            .collect();
+        let mut r = run_of(records, scenario(""), 1);
+        r.shard = Some(Shard { index: i, count: 3 });
+        r.started_at = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(start_s);
+        r.ended_at = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(end_s);
+        r.endpoint = endpoint.into();
+        r
+    }
+
+    #[test]
+    fn shards_that_ran_one_after_another_are_not_one_run() {
+        let seq = vec![
+            shard(0, 0, 12, "a"),
+            shard(1, 13, 25, "a"),
+            shard(2, 26, 38, "a"),
+        ];
+        let e = merge(seq).unwrap_err().to_string();
+        assert!(
+            e.contains("did not run together") && e.contains("shard 2/3 started"),
+            "{e}"
+        );
+        let at_once = vec![
+            shard(0, 0, 12, "a"),
+            shard(1, 0, 12, "b"),
+            shard(2, 0, 12, "c"),
+        ];
+        let m = merge(at_once).unwrap();
+        assert_eq!(m.endpoint, "a, b, c", "every shard's endpoint is named");
+    }
 }
