@@ -315,9 +315,12 @@ pub struct CompareArgs {
     /// endpoint to answer GET /models before the next run.
     #[arg(long, value_name = "CMD", requires = "interleave")]
     pub switch: Option<String>,
-    /// Use this earlier run as the baseline (gating a stack of changes step by step).
-    #[arg(long, value_name = "RUN.json")]
-    pub against: Option<PathBuf>,
+    /// Judge against these earlier runs instead of a stored baseline (gating a stack of
+    /// changes step by step): repeatable; a run.json, a directory holding one, or a directory
+    /// of repetitions (rep1/, rep2/… as `compare --repeat` writes them). Latency rows need the
+    /// runs' spread, so give the previous step's repetitions (one run judges only rates).
+    #[arg(long, value_name = "RUN.json|DIR")]
+    pub against: Vec<PathBuf>,
     /// Compare even when more than one var differs (every record row is then unattributable).
     #[arg(long)]
     pub allow_multi: bool,

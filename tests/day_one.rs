@@ -301,3 +301,51 @@ fn quiet_silences_repetition_lines_and_a_log_gets_progress_lines() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("progress: 1/2 requests in"), "{err}");
 }
+
+#[test]
+fn against_takes_the_previous_steps_repetitions_and_one_run_each_is_no_abba() {
+    let (addr, _log) = common::spawn_background(Config::default());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 24");
+    let step = |out: &str, extra: &[&str]| {
+        let o = bench()
+            .arg("run")
+            .arg(&scenario)
+            .args(["-q", "--out"])
+            .arg(dir.path().join(out))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    };
+    for i in 1..=3 {
+        step(&format!("step1/rep{i}"), &[]);
+    }
+    step("step2-one", &["--var", "x=1"]);
+    step("step1-one", &[]);
+    // Three runs of the previous step: latency rows are judged (not left to one run).
+    let o = bench()
+        .arg("compare")
+        .arg(&scenario)
+        .arg("--against")
+        .arg(dir.path().join("step1"))
+        .args(["--repeat", "3", "-q", "--out"])
+        .arg(dir.path().join("cmp"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(t.contains("3 stored runs") || t.contains("3 runs"), "{t}");
+    assert!(!t.contains("one run a side"), "{t}");
+    // One stored run against one other: no claim that they alternated.
+    let o = bench()
+        .arg("compare")
+        .arg(&scenario)
+        .arg("--against")
+        .arg(dir.path().join("step1-one"))
+        .arg("--candidate")
+        .arg(dir.path().join("step2-one"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(!t.contains("ABBA"), "{t}");
+}

@@ -27,19 +27,19 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         None if args.interleave => gate::PAIRED_MIN_BLOCKS,
         None => 3,
     };
-    let stored = match &args.against {
-        Some(p) => {
-            let run = RunResult::load(p)?;
-            store::check_reference(&run).map_err(|m| {
-                BenchError::Runtime(format!("--against {}: the run {m}", p.display()))
-            })?;
-            Baseline::from_run(p, run)?
-        }
-        None => store::load(&store::path(
+    let stored = if args.against.is_empty() {
+        store::load(&store::path(
             &args.baselines,
             &spec.scenario.name,
             &args.name,
-        )?)?,
+        )?)?
+    } else {
+        let arm = stored_runs::load(&args.against, Role::Against)?;
+        let name = match args.against.as_slice() {
+            [one] => one.display().to_string(),
+            more => format!("{} stored runs ({})", arm.runs.len(), more.len()),
+        };
+        Baseline::from_runs(&name, arm.runs)?
     };
     if args.candidate.is_empty() {
         // Refused now rather than after minutes of runs: what the runs will be is known.

@@ -6,7 +6,6 @@ use crate::error::BenchError;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 pub const BASELINE_SCHEMA: u32 = 1;
 pub const KIND: &str = "bench-baseline";
@@ -52,9 +51,20 @@ impl Baseline {
         })
     }
 
-    /// A single stored run used as the baseline (`bench compare --against RUN.json`).
-    pub fn from_run(path: &Path, run: RunResult) -> Result<Baseline, BenchError> {
-        let mut b = Baseline::new(&path.display().to_string(), vec![run])?;
+    /// Stored runs used as the baseline (`bench compare --against RUN.json|DIR …`), dated
+    /// by their first run.
+    pub fn from_runs(name: &str, runs: Vec<RunResult>) -> Result<Baseline, BenchError> {
+        if let (Some(first), Some(other)) = (
+            runs.first(),
+            runs.iter()
+                .find(|r| r.scenario_hash != runs[0].scenario_hash || r.vars != runs[0].vars),
+        ) {
+            return Err(BenchError::usage(format!(
+                "--against: runs {} and {} ran other traffic or another configuration; one baseline is one configuration",
+                first.run_id, other.run_id
+            )));
+        }
+        let mut b = Baseline::new(name, runs)?;
         b.environment.created_at = b.repetitions[0].started_at;
         Ok(b)
     }

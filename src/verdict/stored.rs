@@ -35,6 +35,8 @@ pub enum Role {
     Control,
     /// `bench stack --from`: read as candidates are.
     Pool,
+    /// `bench compare --against`: judged against, as control runs are.
+    Against,
 }
 
 impl Role {
@@ -44,6 +46,7 @@ impl Role {
             Role::Candidate => "--candidate",
             Role::Control => "--control",
             Role::Pool => "--from",
+            Role::Against => "--against",
         }
     }
 }
@@ -80,7 +83,7 @@ pub fn load_file(file: &Path, role: Role, found: bool) -> Result<Option<RunResul
         );
         return Ok(None);
     }
-    let problems = if role == Role::Control {
+    let problems = if matches!(role, Role::Control | Role::Against) {
         consistency::problems(&run)
     } else {
         consistency::candidate_problems(&run)

@@ -48,9 +48,10 @@ pub const PAIRED_MIN_BLOCKS: usize = 6;
 
 /// When the two arms' runs alternate in time as `--interleave` runs them (ABBA… or ABAB…:
 /// in start order, every two consecutive runs are one of each arm), the (baseline run,
-/// candidate run) index of each block, in time order.
+/// candidate run) index of each block, in time order. One run an arm alternates with anything,
+/// so it takes two blocks to say the runs were interleaved.
 pub fn blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usize, usize)>> {
-    if base.len() != cand.len() || base.is_empty() {
+    if base.len() != cand.len() || base.len() < 2 {
         return None;
     }
     let mut all: Vec<(DateTime<Utc>, bool, usize)> = base

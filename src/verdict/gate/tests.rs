@@ -466,6 +466,11 @@ fn runs_alternating_in_time_form_blocks() {
     assert_eq!(blocks(&base, &later), None);
     assert_eq!(blocks(&base, &cand[..2]), None);
     assert_eq!(
+        blocks(&base[..1], &cand[..1]),
+        None,
+        "one run an arm is no block"
+    );
+    assert_eq!(
         judged_blocks(&base, &cand),
         None,
         "3 blocks are judged as two samples"
