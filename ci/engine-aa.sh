@@ -22,7 +22,7 @@ for i in $(seq 1 "$rounds"); do
   rc=$?
   case $rc in
     0) echo "round $i: pass" ;;
-    1) fails=$((fails + 1)); echo "round $i: FALSE FAIL"; grep -E '^  (FAIL|improved)' "$work/aa$i.txt" ;;
+    1) fails=$((fails + 1)); echo "round $i: FALSE FAIL"; grep -E '^  (REGRESSED|improved)' "$work/aa$i.txt" ;;
     *) echo "round $i: error (exit $rc)"; cat "$work/aa$i.txt"; exit 2 ;;
   esac
 done

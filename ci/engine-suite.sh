@@ -77,7 +77,7 @@ check "prompt cache: the change is named" "grep -q 'cache_prompt: false → true
 check "prompt cache: TTFT improved" "grep -q '^  improved ttft.p50' '$work/cmp.txt'"
 # TPOT must not regress; with 6 requests a side on a noisy machine the gate may honestly call it
 # inconclusive rather than ok.
-check "prompt cache: TPOT not regressed" "grep -q '^  \\(ok\\|inconclusive\\) tpot.p50' '$work/cmp.txt'"
+check "prompt cache: TPOT not regressed" "grep -q '^  \\(no_change\\|inconclusive\\) tpot.p50' '$work/cmp.txt'"
 check "prompt cache: recorded as an improved TTFT row in the CSV" "python3 -c \"import csv; rows=[r for r in csv.DictReader(open('$work/record.csv')) if r['metric']=='ttft.p50']; assert rows and rows[0]['verdict']=='improved' and 'cache_prompt' in rows[0]['change'], rows\""
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -28,7 +28,7 @@ fi
   --record "$work/record.csv" --owner ci >"$work/slow.txt"
 rc=$?; cat "$work/slow.txt"
 [ $rc -eq 1 ] || fail "a 30 % slower decode exited $rc, expected 1"
-grep -q "FAIL tpot.p50" "$work/slow.txt" || fail "the regression does not name tpot.p50"
+grep -q "REGRESSED tpot.p50" "$work/slow.txt" || fail "the regression does not name tpot.p50"
 grep -q "bw_eff: 0.8 → 0.615" "$work/record.csv" || fail "the record does not name the change"
 
 echo '{"schema_version": 1, "kind": "bench-baseline", "repetitions": [' > "$work/baselines/ci-gate/main.json"

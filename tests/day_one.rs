@@ -349,3 +349,57 @@ fn against_takes_the_previous_steps_repetitions_and_one_run_each_is_no_abba() {
     let t = text(&o);
     assert!(!t.contains("ABBA"), "{t}");
 }
+
+#[test]
+fn report_draws_a_baseline_and_a_stored_comparison() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("b.html");
+    let o = bench()
+        .arg("report")
+        .arg(root.join("baselines/smoke/main.json"))
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("repetition 3") && html.contains("<svg"),
+        "{html}"
+    );
+
+    let (addr, _log) = common::spawn_background(Config::default());
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 20");
+    let store = dir.path().join("store");
+    let o = bench()
+        .arg("baseline")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(dir.path().join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let json = dir.path().join("cmp.json");
+    let o = bench()
+        .arg("compare")
+        .arg(&scenario)
+        .arg("--baselines")
+        .arg(&store)
+        .args(["--repeat", "2", "-q", "--out"])
+        .arg(dir.path().join("c"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.code().unwrap() <= 1, "{}", text(&o));
+    let o = bench().arg("report").arg(&json).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("with its interval"),
+        "{html}"
+    );
+}

@@ -107,7 +107,7 @@ fn interleaved_arms_alternate_and_judge_the_change() {
         ],
     );
     assert_eq!(rc, 1, "{stdout}\n{err}");
-    assert!(stdout.contains("FAIL tpot.p50"), "{stdout}");
+    assert!(stdout.contains("REGRESSED tpot.p50"), "{stdout}");
     assert!(
         stdout.contains("alternating with the baseline's configuration"),
         "{stdout}"

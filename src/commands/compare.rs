@@ -63,7 +63,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         }
     };
     let mut c = compare(&base, &cand, args.allow_multi, &cfg)?;
-    c.interleaved = args.interleave || gate::blocks(&base.repetitions, &cand).is_some();
+    c.interleaved = args.interleave || gate::interleaved(&base.repetitions, &cand);
     crate::out_text!("{}", output::compare::table(&c));
     let md = output::compare::markdown(&c);
     if let Some(p) = &args.markdown {
@@ -80,7 +80,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         output::write_atomic(p, &output::json(&c)?)?;
     }
     if let Some(p) = &args.record {
-        let owner = args.owner.clone().unwrap_or_else(default_owner);
+        let owner = args.owner.clone().unwrap_or_else(super::default_owner);
         let rows = output::record::comparison_rows(&c, &owner, args.note.as_deref().unwrap_or(""));
         output::record::append(p, &rows)?;
         crate::out!("record rows appended to {}", p.display());
@@ -247,17 +247,4 @@ fn rejudge_command(args: &CompareArgs) -> String {
         c += &format!(" --name {}", args.name);
     }
     c
-}
-
-/// `git config user.name`, else `$USER`, else "unknown".
-fn default_owner() -> String {
-    std::process::Command::new("git")
-        .args(["config", "user.name"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "unknown".into())
 }

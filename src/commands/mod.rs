@@ -34,3 +34,16 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Metrics { url } => metrics::run(&url).await,
     }
 }
+
+/// `git config user.name`, else `$USER`, else "unknown".
+fn default_owner() -> String {
+    std::process::Command::new("git")
+        .args(["config", "user.name"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "unknown".into())
+}

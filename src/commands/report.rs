@@ -1,4 +1,5 @@
-//! `bench report`: one self-contained HTML page for a run, a sweep or a comparison.
+//! `bench report`: one self-contained HTML page for a run, a sweep, a comparison or a
+//! baseline.
 
 use crate::error::BenchError;
 use crate::model::comparison::Comparison;
@@ -16,8 +17,8 @@ pub fn run(path: &Path, out: Option<PathBuf>) -> Result<u8, BenchError> {
     Ok(EXIT_OK)
 }
 
-/// The page for PATH: a run.json (or its directory), a sweep directory (sweep.json) or a
-/// compare JSON; and where it goes by default.
+/// The page for PATH: a run.json (or its directory), a sweep directory (sweep.json), a
+/// compare JSON or a baseline file; and where it goes by default.
 fn page(path: &Path) -> Result<(String, PathBuf), BenchError> {
     let dir = if path.is_dir() {
         path.to_path_buf()
@@ -42,7 +43,10 @@ fn page(path: &Path) -> Result<(String, PathBuf), BenchError> {
         .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", file.display())))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| BenchError::Runtime(format!("{}: not JSON ({e})", file.display())))?;
-    let page = if v.get("points").is_some() {
+    let page = if v.get("kind").and_then(|k| k.as_str()) == Some(crate::model::baseline::KIND) {
+        // Read as the gate reads it: a baseline that would not be judged is no page either.
+        html::baseline_report(&crate::verdict::baseline::load(&file)?)
+    } else if v.get("points").is_some() {
         let s: Sweep = serde_json::from_value(v)
             .map_err(|e| BenchError::Runtime(format!("{}: not a sweep ({e})", file.display())))?;
         // The SLO comes from the first point's run, when it is still there.

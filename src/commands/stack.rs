@@ -18,7 +18,7 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
         output::check_fresh(&out)?;
     }
     let plan = StackPlan::from_args(&args, out)?;
-    let owner = args.owner.clone().unwrap_or_default();
+    let owner = args.owner.clone().unwrap_or_else(super::default_owner);
     if args.ladder {
         // Each step is gated with the scenario's own thresholds over the defaults.
         let spec = RunSpec::from_args(&args.scenario, &args.opts)?;
@@ -49,8 +49,16 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     }
     if let Some(p) = &args.csv {
         let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
-        let scenario = args.scenario.display().to_string();
-        let rows = output::record::stack_rows(&rows, &scenario, &owner, &date);
+        let scenario = crate::config::scenario::load(&args.scenario)?;
+        let base = args.base.clone().unwrap_or_default();
+        let ctx = output::record::StackContext {
+            scenario: &scenario.name,
+            scenario_hash: &scenario.traffic_hash(),
+            base: &base,
+            owner: &owner,
+            date: &date,
+        };
+        let rows = output::record::stack_rows(&rows, &ctx);
         output::write_atomic(p, &output::record::render(&rows, true)?)?;
     }
     Ok(EXIT_OK)

@@ -24,18 +24,16 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// How the terminal table shows it.
+    /// How the terminal table shows it: [`Verdict::name`], a regression in capitals so that
+    /// it stands out (one vocabulary across terminal, JSON, Markdown and CSV).
     pub fn label(self) -> &'static str {
         match self {
-            Verdict::Regressed => "FAIL",
-            Verdict::Improved => "improved",
-            Verdict::NoChange => "ok",
-            Verdict::Inconclusive => "inconclusive",
-            Verdict::NotGated => "not gated",
+            Verdict::Regressed => "REGRESSED",
+            v => v.name(),
         }
     }
 
-    /// How files (record CSV, JSON) name it.
+    /// How files (record CSV, JSON, Markdown) and the terminal name it.
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Regressed => "regressed",
@@ -140,6 +138,15 @@ pub struct Comparison {
     pub baseline_repetitions: usize,
     /// The first candidate run's id.
     pub candidate_run: String,
+    /// Every run judged, by id: the baseline arm's and the candidate arm's (the evidence a
+    /// record row names).
+    #[serde(default)]
+    pub baseline_runs: Vec<String>,
+    #[serde(default)]
+    pub candidate_runs: Vec<String>,
+    /// The bench that judged.
+    #[serde(default)]
+    pub tool_version: String,
     /// Candidate runs judged (`bench compare --repeat`).
     #[serde(default = "one")]
     pub candidate_repetitions: usize,

@@ -162,7 +162,7 @@ pub fn markdown(c: &Comparison) -> String {
     let _ = writeln!(o, "|---|---:|---:|---:|---:|---|");
     for r in &c.rows {
         let v = match r.verdict {
-            Verdict::Regressed => "**FAIL**".to_string(),
+            Verdict::Regressed => format!("**{}**", Verdict::Regressed.label()),
             other => other.label().to_string(),
         };
         let _ = writeln!(

@@ -1,7 +1,9 @@
-//! The optimization record (DOMAIN.md): one CSV row per metric of a comparison — the change,
-//! the baseline and new values, the gain, the side effects, the date and the owner — and one
-//! per metric × combination of `bench stack`. One row type for both, written by serde, so the
-//! columns cannot drift apart.
+//! The optimization record: one CSV row per metric of a comparison — the change, the baseline
+//! and new values, the gain, the side effects, the date and the owner — and one per metric ×
+//! combination of `bench stack`. One row type for both, written by serde, so the columns
+//! cannot drift apart; one vocabulary of verdicts with the terminal, JSON and Markdown
+//! (`Verdict::name`); and each row names its evidence (the baseline, the scenario hash, the
+//! runs by id, n per arm, α, the bench version), so a record can be traced to its runs.
 
 use super::csv::escape;
 use super::write_atomic;
@@ -30,13 +32,28 @@ pub struct RecordRow {
     pub interval_low: String,
     pub interval_high: String,
     /// `regressed`, `improved`, `no_change`, `inconclusive`, `not_gated`; for a stack row
-    /// `synergy`, `neutral`, `conflict`.
+    /// `synergy`, `neutral`, `conflict`, `inconclusive`.
     pub verdict: String,
-    /// The other metrics that regressed, and what the server's own metrics showed.
+    /// The other metrics that regressed (a stack row: what the changes contend for).
     pub side_effects: String,
     pub note: String,
     /// The row as a sentence: `prefix_cache: off → on: ttft.p95 2.10 s → 1.20 s (−42.9 %)`.
     pub summary: String,
+    /// What the server's own metrics showed (prefix hit rate, acceptance, KV peak…).
+    pub server: String,
+    /// The baseline judged against: its store name (or the runs given with `--against`); a
+    /// stack row: the base configuration.
+    pub baseline_name: String,
+    /// The traffic's hash, first 12 hex digits.
+    pub scenario_hash: String,
+    /// Runs per arm, `baseline vs candidate` (a stack row: per configuration).
+    pub runs: String,
+    /// Values per arm behind the row (requests for a latency, runs for a rate).
+    pub n: String,
+    pub alpha: String,
+    pub tool_version: String,
+    /// The runs judged, by id: `baseline ids | candidate ids`.
+    pub run_ids: String,
 }
 
 /// The header the rows are written under, in this order.
@@ -56,6 +73,14 @@ pub const RECORD_COLUMNS: &[&str] = &[
     "side_effects",
     "note",
     "summary",
+    "server",
+    "baseline_name",
+    "scenario_hash",
+    "runs",
+    "n",
+    "alpha",
+    "tool_version",
+    "run_ids",
 ];
 
 fn delta(r: &Row) -> String {
@@ -103,6 +128,12 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
             String::new()
         }
     };
+    let short = |h: &str| h.chars().take(12).collect::<String>();
+    let ids = format!(
+        "{} | {}",
+        c.baseline_runs.join(" "),
+        c.candidate_runs.join(" ")
+    );
     c.rows
         .iter()
         .map(|r| {
@@ -111,7 +142,6 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 .iter()
                 .filter(|o| o.metric != r.metric && o.verdict == Verdict::Regressed)
                 .map(|o| format!("{} {}", o.metric, delta(o)))
-                .chain(c.server_effects.iter().cloned())
                 .collect();
             RecordRow {
                 date: date.clone(),
@@ -129,21 +159,48 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 side_effects: escape(&side.join("; ")),
                 note: escape(note),
                 summary: escape(&sentence(&change, r)),
+                server: escape(&c.server_effects.join("; ")),
+                baseline_name: escape(&c.baseline),
+                scenario_hash: short(&c.scenario_hash),
+                runs: format!("{} vs {}", c.baseline_repetitions, c.candidate_repetitions),
+                n: format!("{} vs {}", r.n_baseline, r.n_candidate),
+                alpha: format!("{}", c.alpha),
+                tool_version: c.tool_version.clone(),
+                run_ids: escape(&ids),
             }
         })
         .collect()
 }
 
-/// The rows of a factorial: ratios to the base, interaction in percent.
-pub fn stack_rows(
-    rows: &[InteractionRow],
-    scenario: &str,
-    owner: &str,
-    date: &str,
-) -> Vec<RecordRow> {
+/// What a factorial's rows share: where and by whom it ran, and on what evidence.
+pub struct StackContext<'a> {
+    /// The scenario's name.
+    pub scenario: &'a str,
+    pub scenario_hash: &'a str,
+    /// The base configuration (`quant=none,spec=off`).
+    pub base: &'a str,
+    pub owner: &'a str,
+    pub date: &'a str,
+}
+
+/// The rows of a factorial: `baseline` is the combined ratio independence predicts, and
+/// `candidate` the measured one; `delta_pct` is measured over predicted − 1 in percent, signed
+/// as compare's are (candidate over baseline: negative is lower), and so is its interval.
+pub fn stack_rows(rows: &[InteractionRow], ctx: &StackContext) -> Vec<RecordRow> {
     let pct = |x: f64| format!("{:.2}", (x.exp() - 1.0) * 100.0);
     rows.iter()
         .map(|r| {
+            // The interaction is signed worse-positive; a rate's worse is lower.
+            let sign = if r.metric.lower_is_better() {
+                1.0
+            } else {
+                -1.0
+            };
+            let (lo, hi) = if sign > 0.0 {
+                (r.interval_low, r.interval_high)
+            } else {
+                (-r.interval_high, -r.interval_low)
+            };
             let verdict = match r.verdict {
                 Interaction::Synergy => "synergy",
                 Interaction::Neutral => "neutral",
@@ -153,17 +210,17 @@ pub fn stack_rows(
             let end = |x: f64| if x.is_finite() { pct(x) } else { String::new() };
             let change = r.changes.join(" × ");
             RecordRow {
-                date: date.to_string(),
-                owner: escape(owner),
-                scenario: escape(scenario),
+                date: ctx.date.to_string(),
+                owner: escape(ctx.owner),
+                scenario: escape(ctx.scenario),
                 change: escape(&change),
                 metric: r.metric.to_string(),
                 unit: "ratio".into(),
                 baseline: format!("{:.4}", r.expected),
                 candidate: format!("{:.4}", r.combined),
-                delta_pct: pct(r.interaction),
-                interval_low: end(r.interval_low),
-                interval_high: end(r.interval_high),
+                delta_pct: pct(sign * r.interaction),
+                interval_low: end(lo),
+                interval_high: end(hi),
                 verdict: verdict.into(),
                 side_effects: escape(r.contention.as_deref().unwrap_or("")),
                 note: match r.df {
@@ -180,6 +237,14 @@ pub fn stack_rows(
                     "{change}: {} combined ×{:.3} vs ×{:.3} if independent ({verdict})",
                     r.metric, r.combined, r.expected
                 )),
+                server: String::new(),
+                baseline_name: escape(ctx.base),
+                scenario_hash: ctx.scenario_hash.chars().take(12).collect(),
+                runs: format!("{} a configuration", r.runs),
+                n: format!("{} runs", r.runs),
+                alpha: "0.05".into(),
+                tool_version: env!("CARGO_PKG_VERSION").into(),
+                run_ids: String::new(),
             }
         })
         .collect()

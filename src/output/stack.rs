@@ -91,17 +91,21 @@ pub fn ladder(l: &Ladder) -> String {
             c.row(m)
                 .map_or("—".to_string(), |r| format!("{:+.1}%", r.delta_pct))
         };
-        let regressed: Vec<String> = c
-            .rows
-            .iter()
-            .filter(|r| r.verdict == Verdict::Regressed)
-            .map(|r| r.metric.to_string())
-            .collect();
-        let verdict = if regressed.is_empty() {
-            "ok".to_string()
-        } else {
-            format!("REGRESSED: {}", regressed.join(", "))
+        // The step's worst row verdict, in the words every other output uses.
+        let with = |v: Verdict| -> Vec<String> {
+            c.rows
+                .iter()
+                .filter(|r| r.verdict == v)
+                .map(|r| r.metric.to_string())
+                .collect()
         };
+        let verdict = [Verdict::Regressed, Verdict::Inconclusive, Verdict::Improved]
+            .into_iter()
+            .map(|v| (v, with(v)))
+            .find(|(_, m)| !m.is_empty())
+            .map_or(Verdict::NoChange.label().to_string(), |(v, m)| {
+                format!("{}: {}", v.label(), m.join(", "))
+            });
         let _ = writeln!(
             o,
             "  {:<4} {:<24} {:>12} {:>12} {:>12} {:>12}  {verdict}",

@@ -226,7 +226,14 @@ fn sweep_and_stack_renderers() {
     );
     let rows = interactions();
     insta::assert_snapshot!("stack_factorial", stack::factorial(&rows));
-    let stack_csv = record::stack_rows(&rows, "stack-demo.toml", "me", "1970-01-01");
+    let ctx = record::StackContext {
+        scenario: "stack-demo",
+        scenario_hash: "h",
+        base: "quant=none,spec=off",
+        owner: "me",
+        date: "1970-01-01",
+    };
+    let stack_csv = record::stack_rows(&rows, &ctx);
     insta::assert_snapshot!("stack_csv", text(record::render(&stack_csv, true).unwrap()));
     let (_, _, c) = comparison();
     let ladder = Ladder {

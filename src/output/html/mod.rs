@@ -6,6 +6,9 @@
 //! shows the verdict table. A sweep shows the throughput–latency curve with the SLO marked.
 
 pub mod plot;
+mod stored;
+
+pub use stored::{baseline_report, effects_chart};
 
 use super::compare;
 use crate::metrics::quantile::Sample;
@@ -246,8 +249,14 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &[RunResult])>
     }
     b.push_str("</ul>");
     match runs {
-        Some((base, cand)) => b.push_str(&cdfs(&[("baseline", base.iter().collect()), ("candidate", cand.iter().collect())])),
-        None => b.push_str("<p class=\"note\">No latency CDFs: this page was made from a stored comparison, which keeps no per-request values; use <code>bench compare --html FILE</code>.</p>"),
+        Some((base, cand)) => b.push_str(&cdfs(&[
+            ("baseline", base.iter().collect()),
+            ("candidate", cand.iter().collect()),
+        ])),
+        None => {
+            b.push_str(&effects_chart(c));
+            b.push_str("<p class=\"note\">No latency CDFs: this page was made from a stored comparison, which keeps no per-request values; <code>bench compare --html FILE</code> draws them.</p>");
+        }
     }
     page(&format!("bench compare {}", c.scenario_name), &b)
 }

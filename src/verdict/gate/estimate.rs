@@ -262,11 +262,11 @@ fn latency(
     let se = var.max(sampling).sqrt();
     let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
         Some(format!(
-            "not gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"
+            "not_gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"
         ))
     } else if nb.min(nc) < min_n {
         Some(format!(
-            "not gated: a {metric} needs ≥ {min_n} successful requests per arm to be bounded without assuming a distribution (have {nb}/{nc})"
+            "not_gated: a {metric} needs ≥ {min_n} successful requests per arm to be bounded without assuming a distribution (have {nb}/{nc})"
         ))
     } else {
         None

@@ -48,10 +48,9 @@ pub const PAIRED_MIN_BLOCKS: usize = 6;
 
 /// When the two arms' runs alternate in time as `--interleave` runs them (ABBA… or ABAB…:
 /// in start order, every two consecutive runs are one of each arm), the (baseline run,
-/// candidate run) index of each block, in time order. One run an arm alternates with anything,
-/// so it takes two blocks to say the runs were interleaved.
+/// candidate run) index of each block, in time order.
 pub fn blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usize, usize)>> {
-    if base.len() != cand.len() || base.len() < 2 {
+    if base.len() != cand.len() || base.is_empty() {
         return None;
     }
     let mut all: Vec<(DateTime<Utc>, bool, usize)> = base
@@ -73,6 +72,12 @@ pub fn blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usize, usiz
         .collect()
 }
 
+/// Whether the arms' runs were interleaved: [`blocks`] of two or more — one run an arm
+/// alternates with anything, so alone it says nothing of how the runs were made.
+pub fn interleaved(base: &[RunResult], cand: &[RunResult]) -> bool {
+    blocks(base, cand).is_some_and(|b| b.len() >= 2)
+}
+
 /// The blocks the gate judges in pairs: [`blocks`], when there are enough of them.
 pub fn judged_blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usize, usize)>> {
     blocks(base, cand).filter(|b| b.len() >= PAIRED_MIN_BLOCKS)
@@ -83,7 +88,7 @@ pub fn judged_blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usiz
 pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec<Row> {
     // Interleaved runs (even too few blocks to pair) are resolved by more blocks, not by
     // re-recording the baseline.
-    let interleaved = blocks(base, cand).is_some();
+    let interleaved = interleaved(base, cand);
     let pairs = judged_blocks(base, cand);
     let arms = Arms {
         base,
@@ -127,9 +132,9 @@ fn not_gated(t: &Threshold, e: &Estimated) -> Option<String> {
         Estimated::NoData {
             n_baseline,
             n_candidate,
-        } => Some(format!("not gated: no data (n={n_baseline}/{n_candidate})")),
-        Estimated::Absent => Some("not gated: not applicable".into()),
-        Estimated::Measured(_) if t.floor.is_none() => Some("not gated: threshold is off".into()),
+        } => Some(format!("not_gated: no data (n={n_baseline}/{n_candidate})")),
+        Estimated::Absent => Some("not_gated: not applicable".into()),
+        Estimated::Measured(_) if t.floor.is_none() => Some("not_gated: threshold is off".into()),
         Estimated::Measured(m) => m.not_gated.clone(),
     }
 }
@@ -253,7 +258,7 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
     );
     match r.verdict {
         Verdict::Regressed => format!(
-            "FAIL error_rate {:+.2}pp ({counts}; beyond +{floor_pp}pp and Fisher's exact p {p_worse:.2e} < {tail:.4})",
+            "REGRESSED error_rate {:+.2}pp ({counts}; beyond +{floor_pp}pp and Fisher's exact p {p_worse:.2e} < {tail:.4})",
             r.delta_pct
         ),
         Verdict::Improved => format!(
@@ -261,7 +266,7 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
             r.delta_pct
         ),
         Verdict::NoChange => format!(
-            "ok error_rate {:+.2}pp ({counts}; {bound} stays below +{floor_pp}pp)",
+            "no_change error_rate {:+.2}pp ({counts}; {bound} stays below +{floor_pp}pp)",
             r.delta_pct
         ),
         _ => format!(
@@ -429,7 +434,7 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved
     };
     match v {
         Verdict::Regressed => format!(
-            "FAIL {} {delta} (effect {:.3} > max(critical {:.3}, floor {:.3}); {n})",
+            "REGRESSED {} {delta} (effect {:.3} > max(critical {:.3}, floor {:.3}); {n})",
             r.metric, r.effect, r.critical, r.floor
         ),
         Verdict::Improved => format!(
@@ -437,14 +442,14 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved
             r.metric, r.effect, r.critical, r.floor
         ),
         Verdict::NoChange if r.critical <= r.floor => format!(
-            "ok {} {delta} (|effect| {:.3} ≤ max(critical {:.3}, floor {:.3}); {n})",
+            "no_change {} {delta} (|effect| {:.3} ≤ max(critical {:.3}, floor {:.3}); {n})",
             r.metric,
             r.effect.abs(),
             r.critical,
             r.floor
         ),
         Verdict::NoChange => format!(
-            "ok {} {delta} (no regression of {}: the bound on worse, effect + q(1 − α)·SE = {:.3}, ≤ floor {:.3}; critical {:.3} > floor, so a change of that size the other way could not be seen; {n})",
+            "no_change {} {delta} (no regression of {}: the bound on worse, effect + q(1 − α)·SE = {:.3}, ≤ floor {:.3}; critical {:.3} > floor, so a change of that size the other way could not be seen; {n})",
             r.metric,
             r.threshold,
             r.bound,
