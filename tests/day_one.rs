@@ -403,3 +403,42 @@ fn report_draws_a_baseline_and_a_stored_comparison() {
         "{html}"
     );
 }
+
+#[test]
+fn a_float_json_cannot_carry_and_an_occupied_out_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("nan.toml");
+    std::fs::write(
+        &s,
+        "name = \"n\"\n[request.extra]\ntop_p = nan\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 2\n",
+    )
+    .unwrap();
+    let o = bench().arg("validate").arg(&s).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("request.extra.top_p") && t.contains("nan.toml:"),
+        "{t}"
+    );
+
+    let (addr, log) = common::spawn_background(Config::default());
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
+    let out = dir.path().join("out");
+    let run = |out: &Path| {
+        bench()
+            .arg("run")
+            .arg(&scenario)
+            .args(["-q", "--out"])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run(&out).status.code(), Some(0));
+    let sent = log.received.lock().unwrap().len();
+    let before = std::fs::read(out.join("run.json")).unwrap();
+    let o = run(&out);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("already holds a run"), "{}", text(&o));
+    assert_eq!(std::fs::read(out.join("run.json")).unwrap(), before);
+    assert_eq!(log.received.lock().unwrap().len(), sent, "nothing was sent");
+}

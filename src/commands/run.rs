@@ -21,6 +21,12 @@ pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
     };
     let session = Session::new(RunSpec::from_args(&args.scenario, &args.opts)?)?;
     let out = session.out_dir(&session.spec().scenario.name);
+    if out.join("run.json").exists() {
+        return Err(BenchError::usage(format!(
+            "--out {} already holds a run (run.json); give another --out, or remove it first",
+            out.display()
+        )));
+    }
     let show = !session.spec().quiet && !args.json;
     let run = session.run_to(&out, show).await?;
     if args.json {

@@ -106,7 +106,7 @@ pub fn write_atomic_with(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
+    create_dir_durably(dir).map_err(err)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -127,24 +127,49 @@ pub fn write_atomic_with(
     result.map_err(err)
 }
 
-/// Removes `.NAME.tmp-PID` files in `dir` whose writer is gone. A writer is alive while
+/// `create_dir_all`, then each directory it created made durable in its parent (a crash
+/// after the write must not lose the new directory that holds it).
+fn create_dir_durably(dir: &Path) -> std::io::Result<()> {
+    let mut created = Vec::new();
+    let mut d = Some(dir);
+    while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+        created.push(p.to_path_buf());
+        d = p.parent();
+    }
+    std::fs::create_dir_all(dir)?;
+    for c in created {
+        let parent = c
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        sync_dir(parent)?;
+    }
+    Ok(())
+}
+
+/// Removes `.NAME.tmp-PID` files in `dir` whose writer is gone — of any NAME, since a kill at
+/// the rename leaves one whatever file was being written — and this process's own earlier
+/// temp of `name` (this process writing other files keeps theirs). A writer is alive while
 /// `/proc/PID` exists; where there is no `/proc`, a temp file older than an hour is stale.
 fn remove_stale_temps(dir: &Path, name: &str) {
-    let prefix = format!(".{name}.tmp-");
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     let have_proc = Path::new("/proc/self").exists();
     for e in entries.flatten() {
         let file = e.file_name();
-        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+        let Some((of, pid)) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix('.'))
+            .and_then(|f| f.rsplit_once(".tmp-"))
+        else {
             continue;
         };
         let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
         let stale = if pid == std::process::id() {
-            true
+            of == name
         } else if have_proc {
             !Path::new("/proc").join(pid.to_string()).exists()
         } else {

@@ -412,3 +412,21 @@ fn conversation_renderers() {
         format!("{}\n{}", plan::describe(&s), plan::render(&plan))
     );
 }
+
+#[test]
+fn a_temp_file_a_killed_writer_left_is_removed_by_the_next_write_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    // Above Linux's largest pid (2^22): no process has it, so its writer is gone.
+    let orphan = dir.path().join(".summary.csv.tmp-4294967");
+    std::fs::write(&orphan, "half").unwrap();
+    let mine = dir
+        .path()
+        .join(format!(".requests.csv.tmp-{}", std::process::id()));
+    std::fs::write(&mine, "being written").unwrap();
+    super::write_atomic(&dir.path().join("run.json"), b"{}").unwrap();
+    assert!(!orphan.exists(), "another file's orphaned temp is removed");
+    assert!(mine.exists(), "this process's temp of another file is kept");
+    // New parent directories are created (and synced) on the way.
+    super::write_atomic(&dir.path().join("a/b/c.json"), b"{}").unwrap();
+    assert!(dir.path().join("a/b/c.json").is_file());
+}

@@ -254,9 +254,59 @@ fn request(ctx: &Ctx, r: RawRequest) -> Result<RequestParams, ScenarioError> {
         ignore_eos: r.ignore_eos.unwrap_or(true),
         timeout_s,
         first_token_timeout_s,
-        extra: r.extra.unwrap_or_default(),
+        extra: match r.extra {
+            Some(t) => {
+                let span = t.span();
+                extra_json(t.into_inner())
+                    .map_err(|(key, m)| ctx.at(span, &format!("request.extra.{key}"), m))?
+            }
+            None => Default::default(),
+        },
         body_vars,
     })
+}
+
+/// `[request.extra]` as the JSON merged into every request body; a float JSON cannot carry
+/// (nan, ±inf) is an error naming its key, not a `null` sent unseen.
+fn extra_json(
+    t: toml::Table,
+) -> Result<serde_json::Map<String, serde_json::Value>, (String, String)> {
+    fn conv(key: &str, v: toml::Value) -> Result<serde_json::Value, (String, String)> {
+        use serde_json::Value as J;
+        Ok(match v {
+            toml::Value::Float(f) => serde_json::Number::from_f64(f)
+                .map(J::Number)
+                .ok_or_else(|| {
+                    (
+                        key.to_string(),
+                        format!("{f} is not a number a request body can carry (JSON has no nan or infinity)"),
+                    )
+                })?,
+            toml::Value::Integer(i) => J::from(i),
+            toml::Value::String(s) => J::String(s),
+            toml::Value::Boolean(b) => J::Bool(b),
+            toml::Value::Datetime(d) => J::String(d.to_string()),
+            toml::Value::Array(a) => J::Array(
+                a.into_iter()
+                    .map(|x| conv(key, x))
+                    .collect::<Result<_, _>>()?,
+            ),
+            toml::Value::Table(t) => J::Object(
+                t.into_iter()
+                    .map(|(k, x)| {
+                        let j = conv(&format!("{key}.{k}"), x)?;
+                        Ok::<_, (String, String)>((k, j))
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
+    t.into_iter()
+        .map(|(k, v)| {
+            let j = conv(&k, v)?;
+            Ok((k, j))
+        })
+        .collect()
 }
 
 fn slo(ctx: &Ctx, s: RawSlo) -> Result<Slo, ScenarioError> {

@@ -40,7 +40,8 @@ pub struct RawRequest {
     pub ignore_eos: Option<bool>,
     pub timeout_s: Option<Spanned<f64>>,
     pub first_token_timeout_s: Option<Spanned<f64>>,
-    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Read as TOML (not straight into JSON, which turns `nan` into `null` unseen).
+    pub extra: Option<Spanned<toml::Table>>,
     pub body_vars: Option<Spanned<Vec<String>>>,
 }
 
