@@ -65,7 +65,7 @@ impl Sender for SimSender {
                     output_tokens: times.len() as u64,
                 },
             ),
-            itl_us: vec![],
+            itl_us: Default::default(),
             reply: spec.keep_reply.then_some(reply),
         }
     }
@@ -185,7 +185,7 @@ impl Sender for FailingTurn {
                     output_tokens: 1,
                 },
             ),
-            itl_us: vec![],
+            itl_us: Default::default(),
             reply: spec.keep_reply.then(|| "ok".to_string()),
         }
     }

@@ -442,3 +442,36 @@ fn a_float_json_cannot_carry_and_an_occupied_out_are_refused() {
     assert_eq!(std::fs::read(out.join("run.json")).unwrap(), before);
     assert_eq!(log.received.lock().unwrap().len(), sent, "nothing was sent");
 }
+
+#[test]
+fn inputs_that_would_exhaust_memory_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let conv = dir.path().join("conv.toml");
+    std::fs::write(
+        &conv,
+        "name = \"c\"\n[workload]\ntype = \"conversation\"\nturns = 999\nuser_tokens = 2000000\noutput_tokens = 32\n[load]\nconcurrency = 1\nsessions = 2\n",
+    )
+    .unwrap();
+    let o = bench().arg("validate").arg(&conv).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("workload.user_tokens") && t.contains("history"),
+        "{t}"
+    );
+
+    // A JSONL dataset whose second line is 33 MB.
+    let data = dir.path().join("d.jsonl");
+    let long = format!("{{\"prompt\": \"{}\"}}", "a".repeat(33 << 20));
+    std::fs::write(&data, format!("{{\"prompt\": \"hi\"}}\n{long}\n")).unwrap();
+    let s = dir.path().join("d.toml");
+    std::fs::write(
+        &s,
+        "name = \"d\"\n[workload]\ntype = \"dataset\"\npath = \"d.jsonl\"\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 2\n",
+    )
+    .unwrap();
+    let o = bench().arg("validate").arg(&s).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("d.jsonl:2") && t.contains("MB"), "{t}");
+}

@@ -41,7 +41,7 @@ impl Sender for FakeServer {
                         output_tokens: 1,
                     },
                 ),
-                itl_us: vec![],
+                itl_us: Default::default(),
                 reply: None,
             }
         }

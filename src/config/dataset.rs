@@ -72,6 +72,9 @@ fn jsonl(path: &Path, text: &str) -> Result<Vec<DatasetEntry>, ScenarioError> {
             field: None,
             message,
         };
+        if let Some(m) = super::values::line_too_long(line) {
+            return Err(bad(m));
+        }
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
         let obj = v

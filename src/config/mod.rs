@@ -19,6 +19,19 @@ pub fn read_hashed(
     path: &std::path::Path,
 ) -> Result<(String, String), crate::error::ScenarioError> {
     use sha2::{Digest, Sha256};
+    let max = values::limits::DATA_FILE_BYTES_MAX;
+    if let Ok(m) = std::fs::metadata(path) {
+        if m.len() > max {
+            return Err(crate::error::ScenarioError::Other {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{:.1} GB, over the {} GB a dataset or trace file may be (it is read whole); use a sample of it",
+                    m.len() as f64 / 1e9,
+                    max >> 30
+                ),
+            });
+        }
+    }
     let bytes = std::fs::read(path).map_err(|source| crate::error::ScenarioError::Read {
         path: path.to_path_buf(),
         source,

@@ -169,6 +169,9 @@ fn jsonl_rows(path: &Path, text: &str, names: &Names) -> Result<Vec<Parsed>, Sce
         if line.trim().is_empty() {
             continue;
         }
+        if let Some(m) = super::values::line_too_long(line) {
+            return Err(invalid(path, i + 1, None, m));
+        }
         let v: Value = serde_json::from_str(line)
             .map_err(|e| invalid(path, i + 1, None, format!("not JSON: {e}")))?;
         let obj = v

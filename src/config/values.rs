@@ -39,6 +39,27 @@ pub mod limits {
     /// SLOs, ms (one day).
     pub const SLO_MS: (f64, f64) = (1e-3, 86_400_000.0);
     pub const TEMPERATURE: (f64, f64) = (0.0, 100.0);
+    /// One line of a JSONL dataset or trace, bytes: a prompt of TOKENS_MAX tokens is ≈ 10 MB
+    /// of text, so a longer line is no request (and parsing it would take several times its
+    /// size in memory).
+    pub const LINE_BYTES_MAX: usize = 32 << 20;
+    /// A dataset or trace file, bytes: it is read whole (ShareGPT's JSON is ≈ 0.7 GB).
+    pub const DATA_FILE_BYTES_MAX: u64 = 4 << 30;
+    /// A conversation's longest history (system + every turn's message and reply): the
+    /// history is the next turn's prompt, so it has a prompt's bound.
+    pub const HISTORY_TOKENS_MAX: u64 = TOKENS_MAX as u64;
+}
+
+/// A JSONL line longer than [`limits::LINE_BYTES_MAX`]: the message naming it, else `None`.
+pub fn line_too_long(line: &str) -> Option<String> {
+    (line.len() > limits::LINE_BYTES_MAX).then(|| {
+        format!(
+            "a line of {:.0} MB, over the {} MB a request's line can take (a prompt of {} tokens is ≈ 10 MB)",
+            line.len() as f64 / 1e6,
+            limits::LINE_BYTES_MAX >> 20,
+            limits::TOKENS_MAX
+        )
+    })
 }
 
 /// `v` within `[lo, hi]` (and a number), or why not.

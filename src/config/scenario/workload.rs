@@ -362,6 +362,24 @@ fn conversation(
                     ))
                 }
             };
+            // The history is the next turn's prompt: its longest must be a prompt's length.
+            let turns_max = dist_max(turns.get_ref());
+            let system = system_tokens as u64;
+            let history =
+                system
+                    .saturating_add(turns_max.saturating_mul(
+                        dist_max(user.get_ref()).saturating_add(dist_max(&output)),
+                    ));
+            let most = crate::config::values::limits::HISTORY_TOKENS_MAX;
+            if history > most {
+                return Err(ctx.at(
+                    user.span(),
+                    "workload.user_tokens",
+                    format!(
+                        "a session can grow to {history} tokens of history (system + {turns_max} turns × (message + reply)), over the {most} any prompt may have — the history is the next turn's prompt, and held in memory; give fewer turns or shorter messages"
+                    ),
+                ));
+            }
             (None, None, None, user.into_inner(), output)
         }
     };
@@ -380,14 +398,19 @@ fn conversation(
     ))
 }
 
-/// A distribution's largest possible draw must lie in `lo..=hi` (turns, think times).
-fn check_dist_max(d: &Spanned<LengthDist>, lo: u64, hi: u64) -> Result<(), String> {
-    let max = match d.get_ref() {
+/// A distribution's largest possible draw.
+fn dist_max(d: &LengthDist) -> u64 {
+    (match d {
         LengthDist::Fixed { value } => *value,
         LengthDist::Uniform { max, .. }
         | LengthDist::Normal { max, .. }
         | LengthDist::LogNormal { max, .. } => *max,
-    } as u64;
+    }) as u64
+}
+
+/// A distribution's largest possible draw must lie in `lo..=hi` (turns, think times).
+fn check_dist_max(d: &Spanned<LengthDist>, lo: u64, hi: u64) -> Result<(), String> {
+    let max = dist_max(d.get_ref());
     if (lo..=hi).contains(&max) {
         Ok(())
     } else {

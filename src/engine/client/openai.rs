@@ -96,10 +96,20 @@ pub fn interpret_into(data: &[u8], reply: Option<&mut String>) -> Result<ChunkIn
     }
     info.text_bytes = c.text_bytes();
     if let (Some(out), Some(ch)) = (reply, c.choices.first()) {
-        if let Some(t) = &ch.text {
+        // The reply is kept to be the next turn's history; past a prompt's bound it could not
+        // be sent as one, so a server that streams without end does not grow it further.
+        let room = |out: &String, t: &str| {
+            out.len() + t.len() <= crate::config::values::limits::LINE_BYTES_MAX
+        };
+        if let Some(t) = ch.text.as_deref().filter(|t| room(out, t)) {
             out.push_str(t);
         }
-        if let Some(t) = ch.delta.as_ref().and_then(|d| d.content.as_ref()) {
+        if let Some(t) = ch
+            .delta
+            .as_ref()
+            .and_then(|d| d.content.as_deref())
+            .filter(|t| room(out, t))
+        {
             out.push_str(t);
         }
     }

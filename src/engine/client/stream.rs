@@ -165,7 +165,7 @@ struct Progress {
     preamble: u32,
     first: Option<Instant>,
     last: Option<Instant>,
-    itl_us: Vec<u64>,
+    itl_us: crate::engine::runner::Gaps,
     chunks: u32,
     usage: Option<Usage>,
     finish_reason: Option<String>,

@@ -81,11 +81,64 @@ pub struct SendCtx {
     pub abort: CancellationToken,
 }
 
+/// A stream's inter-token gaps (µs), in bounded memory: the first [`Gaps::LISTED`] as values,
+/// the rest (a server that streams without end) folded into a histogram at HDR resolution,
+/// the resolution every reported figure has anyway. None is dropped.
+#[derive(Debug, Default)]
+pub struct Gaps {
+    listed: Vec<u64>,
+    folded: Option<Box<Histogram<u64>>>,
+}
+
+impl Gaps {
+    /// Gaps kept as values before the rest are folded (512 KiB).
+    pub const LISTED: usize = 65_536;
+
+    pub fn push(&mut self, us: u64) {
+        if self.listed.len() < Self::LISTED {
+            self.listed.push(us);
+        } else {
+            record_us(
+                self.folded
+                    .get_or_insert_with(|| Box::new(crate::model::hist::new_histogram())),
+                us,
+            );
+        }
+    }
+
+    /// How many gaps were recorded.
+    pub fn len(&self) -> u64 {
+        self.listed.len() as u64 + self.folded.as_ref().map_or(0, |h| h.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds every gap to `h` (same bounds and precision: adding cannot fail).
+    pub fn record_into(&self, h: &mut Histogram<u64>) {
+        for gap in &self.listed {
+            record_us(h, *gap);
+        }
+        if let Some(f) = &self.folded {
+            let _ = h.add(f.as_ref());
+        }
+    }
+}
+
+impl From<Vec<u64>> for Gaps {
+    fn from(listed: Vec<u64>) -> Gaps {
+        let mut g = Gaps::default();
+        listed.into_iter().for_each(|v| g.push(v));
+        g
+    }
+}
+
 /// What a sender returns: the record and the inter-token gaps (µs) of the stream.
 #[derive(Debug)]
 pub struct Sent {
     pub record: RequestRecord,
-    pub itl_us: Vec<u64>,
+    pub itl_us: Gaps,
     /// The generated text, when the request asked for it ([`RequestSpec::keep_reply`]).
     pub reply: Option<String>,
 }
@@ -473,9 +526,7 @@ async fn collect(
             msg = rx.recv() => match msg {
                 Some(sent) => {
                     if !sent.record.warmup && sent.record.outcome.is_ok() {
-                        for gap in &sent.itl_us {
-                            record_us(&mut itl, *gap);
-                        }
+                        sent.itl_us.record_into(&mut itl);
                     }
                     observe(&sent.record);
                     total += 1;
@@ -505,5 +556,26 @@ async fn collect(
         itl,
         total,
         aborted,
+    }
+}
+
+#[cfg(test)]
+mod gaps_tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_without_end_keeps_every_gap_in_bounded_memory() {
+        let mut g = Gaps::default();
+        let n = Gaps::LISTED as u64 + 1000;
+        (0..n).for_each(|i| g.push(1000 + i % 7));
+        assert_eq!(g.len(), n);
+        assert_eq!(
+            g.listed.len(),
+            Gaps::LISTED,
+            "values past the list are folded"
+        );
+        let mut h = crate::model::hist::new_histogram();
+        g.record_into(&mut h);
+        assert_eq!(h.len(), n, "none is dropped");
     }
 }
