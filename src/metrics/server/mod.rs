@@ -9,7 +9,9 @@
 //!   where the bucket is narrower than the value: a quantile in a wider bucket (the first one,
 //!   from 0, always) is reported as the bucket's upper edge and marked a bound
 //!   (`bucket_bounds`), since interpolating there invents a figure (vLLM's first queue-time
-//!   bucket is `le="0.3"`: a p95 of "285 ms" for requests that never queued);
+//!   bucket is `le="0.3"`: a p95 of "285 ms" for requests that never queued), and so is one
+//!   that interpolates past the time the scrapes spanned, which no request of the run could
+//!   have taken (a trace replay's wide `le="960"` bucket gave "559 s" in a 348 s run);
 //! * gauges → the peak over all scrapes (KV usage, running, waiting), or the mean where a gauge
 //!   is itself a rate (SGLang's cache hit rate and accept length).
 //!
@@ -60,6 +62,7 @@ fn hist_delta(
     first: &Scrape,
     last: &Scrape,
     names: &[&str],
+    longest_s: Option<f64>,
 ) -> Option<(f64, Option<BucketQuantile>, Option<BucketQuantile>)> {
     let name = names.iter().find(|n| last.histogram(n).is_some())?;
     let b = last.histogram(name)?;
@@ -95,7 +98,8 @@ fn hist_delta(
                     0.0
                 };
                 let v = prev.0 + (le - prev.0) * frac;
-                return Some(if prev.0 <= 0.0 || le - prev.0 > v {
+                let impossible = longest_s.is_some_and(|l| v > l);
+                return Some(if prev.0 <= 0.0 || le - prev.0 > v || impossible {
                     BucketQuantile::Within(prev.0, le)
                 } else {
                     BucketQuantile::Estimate(v)
@@ -108,8 +112,9 @@ fn hist_delta(
     Some((sum / count, q(0.5), q(0.95)))
 }
 
-/// Derives the figures from the scrapes in time order.
-pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
+/// Derives the figures from the scrapes in time order; `span_s`, the time from the first
+/// scrape to the last, bounds any duration a request between them can have had.
+pub fn summarize(url: &str, scrapes: &[Scrape], span_s: Option<f64>) -> ServerMetrics {
     let mut m = ServerMetrics {
         url: url.into(),
         scrapes: scrapes.len() as u32,
@@ -175,17 +180,17 @@ pub fn summarize(url: &str, scrapes: &[Scrape]) -> ServerMetrics {
         Some(v)
     };
     let (mut queue, mut prefill) = (None, None);
-    if let Some((mean, p50, p95)) = hist_delta(first, last, n.queue_time) {
+    if let Some((mean, p50, p95)) = hist_delta(first, last, n.queue_time, span_s) {
         queue = Some((
             mean,
             take("queue_time_p50_s", p50),
             take("queue_time_p95_s", p95),
         ));
     }
-    if let Some((mean, _, p95)) = hist_delta(first, last, n.prefill_time) {
+    if let Some((mean, _, p95)) = hist_delta(first, last, n.prefill_time, span_s) {
         prefill = Some((mean, take("prefill_time_p95_s", p95)));
     }
-    let decode = hist_delta(first, last, n.decode_time)
+    let decode = hist_delta(first, last, n.decode_time, span_s)
         .map(|(mean, _, p95)| (mean, take("decode_time_p95_s", p95)));
     if let Some((mean, p50, p95)) = queue {
         (m.queue_time_mean_s, m.queue_time_p50_s, m.queue_time_p95_s) = (Some(mean), p50, p95);
@@ -232,6 +237,9 @@ pub struct Collector {
     http: Option<reqwest::Client>,
     interval: Duration,
     scrapes: Vec<Scrape>,
+    /// When the first and the last successful scrape were taken.
+    first_at: Option<std::time::Instant>,
+    last_at: Option<std::time::Instant>,
     last_err: Option<String>,
 }
 
@@ -242,6 +250,8 @@ impl Collector {
             http: None,
             interval,
             scrapes: Vec::new(),
+            first_at: None,
+            last_at: None,
             last_err: None,
         };
         match reqwest::Client::builder().no_proxy().build() {
@@ -255,7 +265,12 @@ impl Collector {
     async fn take(&mut self) {
         let Some(http) = &self.http else { return };
         match scrape(http, &self.url).await {
-            Ok(s) => self.scrapes.push(s),
+            Ok(s) => {
+                let now = std::time::Instant::now();
+                self.first_at.get_or_insert(now);
+                self.last_at = Some(now);
+                self.scrapes.push(s)
+            }
             Err(e) => self.last_err = Some(e),
         }
     }
@@ -268,7 +283,11 @@ impl Collector {
             }
         }
         self.take().await;
-        let mut m = summarize(&public(&self.url), &self.scrapes);
+        let span_s = self
+            .first_at
+            .zip(self.last_at)
+            .map(|(a, b)| (b - a).as_secs_f64());
+        let mut m = summarize(&public(&self.url), &self.scrapes, span_s);
         if self.scrapes.is_empty() {
             m.warning = Some(format!(
                 "metrics endpoint unavailable: {}",

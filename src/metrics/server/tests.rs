@@ -18,6 +18,7 @@ fn pair(engine: &str) -> ServerMetrics {
             fixture(&format!("{engine}-before.txt")),
             fixture(&format!("{engine}-after.txt")),
         ],
+        None,
     )
 }
 
@@ -94,10 +95,10 @@ fn llamacpp_counts_cached_prompt_tokens_apart() {
 
 #[test]
 fn nothing_scraped_is_a_warning_not_a_failure() {
-    let m = summarize("http://x/metrics", &[]);
+    let m = summarize("http://x/metrics", &[], None);
     assert!(m.warning.is_some() && m.engine.is_none());
     let other = promtext::parse("process_cpu_seconds_total 1\n").unwrap();
-    assert!(summarize("u", &[other])
+    assert!(summarize("u", &[other], None)
         .warning
         .unwrap()
         .contains("no vLLM"));
@@ -150,10 +151,50 @@ fn deferred_waiting_is_told_from_waiting_for_capacity() {
         ))
         .unwrap()
     };
-    let m = summarize("http://x/metrics", &[scrape(0.0), scrape(3.0), scrape(1.0)]);
+    let m = summarize(
+        "http://x/metrics",
+        &[scrape(0.0), scrape(3.0), scrape(1.0)],
+        None,
+    );
     assert_eq!(
         (m.waiting_peak, m.waiting_deferred_peak),
         (Some(5.0), Some(3.0))
     );
     assert!(describe(&m).contains("deferred peak 3"), "{}", describe(&m));
+}
+
+#[test]
+fn an_interpolated_quantile_no_request_could_have_had_is_a_bound() {
+    // 100 requests queued: 90 under 240 s, 10 in the 480–960 s bucket. Interpolated, the p95
+    // is 720 s; in a run whose scrapes spanned 348 s no request queued that long, so what the
+    // buckets support is the bound "≤ 960 s".
+    let text = |n: f64| {
+        format!(
+            "# TYPE vllm:request_queue_time_seconds histogram\n\
+vllm:request_queue_time_seconds_bucket{{le=\"240.0\"}} {a}\n\
+vllm:request_queue_time_seconds_bucket{{le=\"480.0\"}} {a}\n\
+vllm:request_queue_time_seconds_bucket{{le=\"960.0\"}} {n}\n\
+vllm:request_queue_time_seconds_bucket{{le=\"+Inf\"}} {n}\n\
+vllm:request_queue_time_seconds_sum {s}\n\
+vllm:request_queue_time_seconds_count {n}\n\
+# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 0\n",
+            a = n * 0.9,
+            s = n * 100.0
+        )
+    };
+    let scrapes = [
+        promtext::parse(&text(0.0)).unwrap(),
+        promtext::parse(&text(100.0)).unwrap(),
+    ];
+    let free = summarize("u", &scrapes, None);
+    assert!(
+        (free.queue_time_p95_s.unwrap() - 720.0).abs() < 1e-6,
+        "{free:?}"
+    );
+    let m = summarize("u", &scrapes, Some(348.0));
+    assert_eq!(m.queue_time_p95_s, Some(960.0), "{m:?}");
+    assert_eq!(
+        m.bucket_bounds.get("queue_time_p95_s"),
+        Some(&(480.0, 960.0))
+    );
 }
