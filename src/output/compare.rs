@@ -122,7 +122,7 @@ fn method(c: &Comparison) -> String {
         None => "SE from drawing each arm's runs again with replacement (the run is the unit; a rate: the runs' spread), never below the pooled requests' sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree".into(),
     };
     format!(
-        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else ok when critical ≤ floor or the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows ok together is an intersection–union test, needing no share of α), else inconclusive; interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).",
+        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when critical ≤ floor or the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).",
         c.alpha,
         gated(c)
     )
