@@ -29,6 +29,9 @@ pub async fn run(args: SelftestArgs) -> Result<u8, BenchError> {
         };
         crate::out!("{}", output::selftest::header(&title, tokens));
         for &streams in &args.streams {
+            // A level can take a while: say which is under way (stderr, so the tables stay
+            // clean), so a CI log does not look hung.
+            crate::say!("selftest: {streams} concurrent streams…");
             let l = level(&server, streams, tokens, args.rounds, pace).await?;
             crate::out!("{}", output::selftest::row(&l));
         }
