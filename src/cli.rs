@@ -404,7 +404,7 @@ pub struct StackArgs {
     /// Apply the changes one at a time, each judged against the previous step.
     #[arg(long)]
     pub ladder: bool,
-    /// Reorder the changes in DOMAIN.md's recommended order (stability → TTFT → TPOT → tail).
+    /// Reorder the changes in the recommended order (stability → TTFT → TPOT → tail; docs/optimization.md).
     #[arg(long)]
     pub recommended: bool,
     /// Keep climbing the ladder after a step regresses (the exit code is still 1).

@@ -1,7 +1,7 @@
-//! `bench diagnose`: the decision tree of DOMAIN.md (chapter 11.1) applied to one run, in the
+//! `bench diagnose`: the symptom → technique decision tree (docs/optimization.md) applied to one run, in the
 //! recommended order (11.2): stability → TTFT → TPOT → tail latency → capacity.
 //!
-//! Each rule below is one row of DOMAIN.md's table: the symptom and its threshold, the server
+//! Each rule below is one row of that table: the symptom and its threshold, the server
 //! metric that splits it into causes, and the techniques to try, cheapest first. What counts as
 //! "high" is the scenario's SLO where one is set, else the defaults in [`Limits`]. Known
 //! conflicts (11.2) are checked against what the run's `vars` already enable; vars use the

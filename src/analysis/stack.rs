@@ -152,7 +152,7 @@ fn label(changes: &[&Change]) -> String {
 }
 
 /// Every run.json under `dir`, in start order. One that cannot be read or is corrupt is an
-/// error naming it (until 2026-12-04 it was skipped without a word); one marked interrupted is
+/// error naming it; one marked interrupted is
 /// left out, said on stderr; the same run found twice (a copied directory) is an error, since
 /// it would count as two repetitions.
 fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
@@ -314,9 +314,9 @@ mod tests {
 
     #[test]
     fn a_configurations_stored_repetitions_are_all_its_runs() {
-        // Until 2026-12-04 the ladder asked the pool --repeat times and got its first match
-        // each time: one run judged as two repetitions with no spread between them. And a
-        // change of a key the base names (quant=none → int4) matched no run at all.
+        // Asking the pool --repeat times for its first match would judge one run as two
+        // repetitions with no spread between them; and a change of a key the base names
+        // (quant=none → int4) must match the runs that have it.
         let plan = pool(&[
             ("b1", "none"),
             ("q1", "int4"),
@@ -338,8 +338,8 @@ mod tests {
     async fn a_ladders_cumulative_gain_pools_each_steps_runs() {
         // Nothing changes but which state each run settled in: the base's first run in phase
         // (TPOT ≈ 21 ms), the step's first out of phase (≈ 43 ms), their second runs the other
-        // way round. Until 2026-12-04 the cumulative TPOT came from each step's first run:
-        // ≈ +100 %; pooled over the runs, as the gate judges them, it is ≈ 0.
+        // way round. From each step's first run alone the cumulative TPOT would read ≈ +100 %;
+        // pooled over the runs, as the gate judges them, it is ≈ 0.
         use crate::verdict::gate::tests::phased_run;
         let mut rng = crate::testkit::rng(3);
         let mut plan = pool(&[]);
@@ -405,8 +405,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_factorial_judges_every_stored_run_of_a_configuration() {
-        // Until 2026-12-04 it took each configuration's earliest run and bootstrapped its
-        // requests; a run's requests share its state, so that interval was far too narrow.
+        // Each configuration's earliest run with its requests bootstrapped would give far too
+        // narrow an interval: a run's requests share its state.
         let rows = factorial(&factorial_pool(3)).await.unwrap();
         assert_eq!(
             rows.len(),

@@ -47,7 +47,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
             return Ok(EXIT_ERROR);
         }
         // Refused as it is recorded, not at the first compare: a baseline of a server that
-        // was down is no baseline (it was stored, exit 0, until 2026-12-04).
+        // was down is no baseline.
         store::check_recorded(&run).map_err(|m| {
             BenchError::Runtime(format!(
                 "baseline {} not stored: repetition {i} {m}; its runs are under {} — fix the endpoint or the scenario and record again",

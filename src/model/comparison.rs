@@ -107,7 +107,7 @@ pub struct Row {
     pub critical: f64,
     /// The bound on worse: the effect's one-sided 1 − α upper bound (effect + q(1 − α) · se;
     /// for error rate the exact one), "no change" when inside the floor. Absent in comparisons
-    /// written before 2026-12-04.
+    /// written without it.
     #[serde(default = "unbounded", deserialize_with = "null_is_inf")]
     pub bound: f64,
     /// The threshold on the effect's scale (ln 1.10 for "10%").

@@ -22,7 +22,7 @@ impl Limits {
     pub const KEEP_UP: f64 = 0.9;
 }
 
-/// The symptom areas, in DOMAIN.md's recommended order.
+/// The symptom areas, in the recommended order (docs/optimization.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Area {
     Stability,

@@ -6,7 +6,7 @@
 //! parser, and a name it does not know is an error that lists the ones it does — never a
 //! fallback to some other metric.
 //!
-//! Definitions (DOMAIN.md; `docs/metrics.md` maps peers' names onto them) are in
+//! Definitions (`docs/measurement.md` maps peers' names onto them) are in
 //! [`Latency::definition`]; every latency is in µs when recorded and in ms when reported.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

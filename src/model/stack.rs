@@ -3,7 +3,7 @@
 use super::metric::Metric;
 use serde::Serialize;
 
-/// The verdict on a combination (DOMAIN.md 11.2).
+/// The verdict on a combination (docs/optimization.md: stacked techniques do not add up).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Interaction {
@@ -64,7 +64,7 @@ pub struct LadderStep {
     pub change: String,
     pub comparison: super::comparison::Comparison,
     /// TPOT p50 against the base (ratio − 1, in %), when both have one: each pooled over its
-    /// runs, as the gate reports it (until 2026-12-04 from each step's first run alone).
+    /// runs, as the gate reports it.
     pub cumulative_tpot_pct: Option<f64>,
 }
 

@@ -108,7 +108,7 @@ pub struct Counts {
     #[serde(default)]
     pub retried: u64,
     /// Connections the load client opened, retries' included: about one a worker where the
-    /// server keeps them alive, one a request where it closes them. Absent before 2026-12-03.
+    /// server keeps them alive, one a request where it closes them. Absent in runs recorded without the count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<u64>,
     /// The request (index) after whose stale kept-alive connection the load client stopped

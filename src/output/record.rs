@@ -91,7 +91,7 @@ fn delta(r: &Row) -> String {
     }
 }
 
-/// "prefix_cache: off → on: ttft.p95 2.10 s → 1.20 s (−42.9 %)", as DOMAIN.md's records read.
+/// "prefix_cache: off → on: ttft.p95 2.10 s → 1.20 s (−42.9 %)", as an optimization record reads.
 fn sentence(change: &str, r: &Row) -> String {
     let v = |x: f64| match r.unit.as_str() {
         "ms" if x >= 1000.0 => format!("{:.2} s", x / 1000.0),

@@ -18,16 +18,14 @@
 //!
 //! A regression needs both conditions, so the false-FAIL rate is at most α over the whole
 //! gated set (Bonferroni), as `--alpha` says, and so is the rate of a false "improved"; a small
-//! but significant change inside the threshold passes. The bound's "no change" (added
-//! 2026-12-04) is wrong — a regression of at least the threshold called no change — with
+//! but significant change inside the threshold passes. The bound's "no change" is wrong — a regression of at least the threshold called no change — with
 //! probability at most α for each metric, since then b ≤ f needs the estimate to fall
-//! q₁₋α · se below the true effect. It needs no Bonferroni share (since 2026-12-04; before, b
-//! used c): "no regression on any metric" is the intersection of the metrics' claims, and an
+//! q₁₋α · se below the true effect. It needs no Bonferroni share: "no regression on any metric" is the intersection of the metrics' claims, and an
 //! intersection–union test that rejects "some metric is worse by its threshold" only when
 //! every metric's own level-α test does is itself of level α (Berger 1982) — splitting α is
-//! for a union like "some metric regressed", the FAIL side. (Until 2026-12-03 the test was
-//! two-sided at α/2m, which spent only α/2 on false FAILs: the gate was stricter than the
-//! `--alpha` it printed and saw less.) effect ± c is the two-sided 1 − 2α/m interval whose ends
+//! for a union like "some metric regressed", the FAIL side. The FAIL test is one-sided at
+//! α/m: a two-sided test at α/2m would spend only α/2 on false FAILs, stricter than the
+//! `--alpha` it prints. effect ± c is the two-sided 1 − 2α/m interval whose ends
 //! are the two one-sided bounds.
 
 pub use crate::model::comparison::Verdict;

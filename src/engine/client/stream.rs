@@ -461,7 +461,7 @@ impl HttpSender {
 /// any of the response came: an EOF where the response should start, or — when the request
 /// reached a socket the server had closed — a reset or a broken pipe. (A raw server that
 /// closes right after each answer, as llama-server does, made every fifth request fail with a
-/// reset that was counted `stream_broken` until 2026-12-04.) A connect error is not one: no
+/// reset, had it been counted `stream_broken`.) A connect error is not one: no
 /// connection was had.
 fn stale_connection(e: &reqwest::Error) -> bool {
     use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};

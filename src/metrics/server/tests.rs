@@ -35,7 +35,7 @@ fn vllm_deltas_rates_and_histogram_quantiles() {
     assert!((m.queue_time_mean_s.unwrap() - 0.035).abs() < 1e-9);
     // 50 of 100 at ≤ 10 ms: the median is in the first bucket, so all that is known is
     // "≤ 10 ms"; p95 lies in (0.1, 1], a bucket wider than the 0.55 interpolation would
-    // invent, so it is reported as the bucket (issue 16: no made-up figures).
+    // invent, so it is reported as the bucket (no made-up figures).
     assert!((m.queue_time_p50_s.unwrap() - 0.01).abs() < 1e-9);
     assert_eq!(m.bucket_bounds.get("queue_time_p50_s"), Some(&(0.0, 0.01)));
     assert!((m.queue_time_p95_s.unwrap() - 1.0).abs() < 1e-9);

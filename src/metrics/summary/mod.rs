@@ -1,6 +1,6 @@
 //! Records → the numbers a report shows: counts, tokens, throughput and latency summaries.
 //!
-//! Definitions are [`Latency::definition`] (DOMAIN.md; `docs/metrics.md` maps peers' names
+//! Definitions are [`Latency::definition`] (`docs/measurement.md` maps peers' names
 //! onto them). Latencies use successful measured requests only (warmup and errors excluded;
 //! errors are counted by kind instead); send lag and queue use every measured request. Each
 //! latency is an HDR histogram in µs (3 significant digits), and every figure shown — mean,

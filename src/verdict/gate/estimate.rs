@@ -230,7 +230,7 @@ fn latency(
     let runs_factor = 1.0 / rb.len().max(1) as f64 + 1.0 / rc.len().max(1) as f64;
     // Judged in pairs when every block's two runs have enough values to bound the quantile
     // distribution-free. A p95 of 8 or 40 values is a run's top one or two; paired as the
-    // mean of the runs' own p95 differences (the method before 2026-12-04) a busy 12-block
+    // mean of the runs' own p95 differences (the rejected per-run method) a busy 12-block
     // A/A of 8-request runs false-failed a p95 in 2 of 10 rounds, and the rule is kept as
     // it was validated: such quantiles are judged as two samples of runs. Checked again with
     // the blocks drawn again (`paired_var`) on the 20 quiet 40-request 12-block llama-server

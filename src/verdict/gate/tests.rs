@@ -326,7 +326,7 @@ fn a_run_level_mode_switch_does_not_cry_wolf_when_the_candidate_is_repeated() {
     );
 }
 
-/// The per-run spread SE of a quantile, the model before 2026-12-04: the spread of the runs'
+/// The per-run spread SE of a quantile, the rejected model: the spread of the runs'
 /// own ln q_p pooled over both arms, s²(1/R + 1/K).
 fn per_run_spread_se(base: &[RunResult], cand: &[RunResult], m: Metric) -> f64 {
     let Metric::Latency(l, q) = m else {

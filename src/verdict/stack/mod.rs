@@ -1,4 +1,4 @@
-//! `bench stack`: how stacked optimizations combine (DOMAIN.md 11.2).
+//! `bench stack`: how stacked optimizations combine (docs/optimization.md).
 //!
 //! **Factorial.** For changes A, B (, C) it measures the base, each change alone and every
 //! combination, each configuration in R runs (`--repeat`, default 2). Per metric, a
@@ -10,7 +10,7 @@
 //! a k-change set), signed so that positive means the combination does *worse* than
 //! independence predicts.
 //!
-//! **Noise: the run is the unit** (issue 12's model, as the gate's two-sample one). Each
+//! **Noise: the run is the unit** (as in the gate's two-sample model). Each
 //! configuration's runs are drawn again with replacement and the pooled quantile taken
 //! ([`crate::verdict::stats::runs`]); one run's share of that variance is pooled over the
 //! set's configurations with Σ(R_c − 1) degrees of freedom (for throughput, the spread of the
@@ -18,9 +18,9 @@
 //! (a bootstrap of each configuration's pooled requests). The interval is I ± c with
 //! c = t₀.₉₇₅(df)·SE. One run per configuration shows no run-to-run variation, and the
 //! requests of one run are not independent draws (a closed loop's run settles into a state
-//! that all its requests share): then every row is **inconclusive**. On stored llama-server
-//! runs with nothing changed, the model before (until 2026-12-04: one run per configuration, a
-//! bootstrap of its requests, a normal 1.96) called 45 of 316 rows conflict or synergy.
+//! that all its requests share): then every row is **inconclusive**. The alternative rejected,
+//! one run per configuration with its requests bootstrapped and a normal 1.96, calls rows
+//! conflict or synergy with nothing changed (docs/gate-validation.md has the count).
 //!
 //! **Verdicts** (floor f = ln 1.05): **conflict** (1 + 1 < 2) when I > max(c, f),
 //! **synergy** (1 + 1 > 2) when −I > max(c, f), **neutral** (≈ 2) when neither and either
@@ -38,7 +38,7 @@
 //! 0.98× (0.73–0.87×). On the seeded normal states of the test it is on the safe side: median
 //! count 26 where ≈ 14 would do, every row settled at that count.
 //!
-//! **Ladder.** Changes are applied one at a time (in the given order, or DOMAIN.md's
+//! **Ladder.** Changes are applied one at a time (in the given order, or the recommended
 //! recommended one with `--recommended`); each step is judged against the previous step with
 //! the gate, so each gain is attributable, and the cumulative gain is reported against the
 //! base. A regressing step stops the ladder (exit 1) unless `--keep-going`.
@@ -381,7 +381,7 @@ fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> 
     None
 }
 
-/// DOMAIN.md's recommended order: stability (quantization → TP → chunked prefill) → TTFT
+/// The recommended order (docs/optimization.md): stability (quantization → TP → chunked prefill) → TTFT
 /// (prefix cache → capacity) → TPOT (batching parameters → KV quantization → speculation) →
 /// tail (PD). Unknown keys keep their place after the known ones.
 pub fn recommended_rank(key: &str) -> usize {

@@ -144,7 +144,7 @@ fn prefix_cache_and_batching_parameters_are_neutral() {
 /// loop of the gate's tests (a run settles in phase or, 30 % of the time, out of phase, and all
 /// its requests share the state), each measured `runs` times. Rows of the four metrics called
 /// conflict or synergy over `rounds` seeded factorials: (with each configuration's first run's
-/// requests bootstrapped, the model before 2026-12-04; with the runs drawn again).
+/// requests bootstrapped, the rejected model; with the runs drawn again).
 fn phased_factorials(rounds: u64, runs: usize) -> (usize, usize) {
     use crate::verdict::gate::tests::phased_run;
     use rand::SeedableRng;
@@ -177,7 +177,7 @@ fn phased_factorials(rounds: u64, runs: usize) -> (usize, usize) {
     (old, new)
 }
 
-/// The model before 2026-12-04: each configuration's one run, its requests bootstrapped as if
+/// The rejected model: each configuration's one run, its requests bootstrapped as if
 /// independent, a normal 1.96 (the combination, the singles, the base: weights 1, −1, −1, 1).
 fn first_runs_requests(arms: &[Arm], metric: Metric) -> Interaction {
     use crate::verdict::stats::bootstrap::se_one;

@@ -30,7 +30,7 @@
 //! and a latency is not judged (inconclusive, saying so) rather than judged on within-run
 //! noise alone.
 //!
-//! Until 2026-12-04 the noise was a random-effects model of the runs' *own* quantiles (the
+//! The alternative rejected: a random-effects model of the runs' *own* quantiles (the
 //! spread of each run's ln q_p, less its within-run bootstrap variance). A pooled quantile is
 //! not the mean of the runs' quantiles, and where runs lock into two states the two part
 //! ways: a p95 inside the slower state's values barely moves with how many runs flipped while

@@ -9,7 +9,7 @@
 //! counts their sampling noise twice). Requests inside a run may be as correlated as they
 //! like — a closed loop's neighbours share the server's state — since they travel together.
 //!
-//! Why not the spread of the runs' own quantiles (the model this replaced on 2026-12-04): a
+//! Why not the spread of the runs' own quantiles (the alternative rejected): a
 //! pooled quantile is not the mean of the runs' quantiles. When runs lock into one of two
 //! states, a p95 that lies inside the slower state's values barely moves with how many runs
 //! were fast, while each run's own p95 jumps between the states; a p50 that the mix pushes
