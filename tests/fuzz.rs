@@ -9,7 +9,7 @@
 //!   served to the real binary: every request ends in exactly one known outcome, the counts add
 //!   up (`sent = ok + Σ errors + aborted`) and nothing panics.
 //!
-//! The case counts are printed (`--nocapture`) for the closing note of issue 13.
+//! The case counts are printed (`--nocapture`).
 
 mod common;
 

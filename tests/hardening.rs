@@ -1,4 +1,4 @@
-//! Regression tests for the hardening defects (issue 13), each named after the defect: run the
+//! Regression tests for the hardening defects, each named after the defect: run the
 //! real binary against the in-process test server, then look for what must not be there.
 
 mod common;

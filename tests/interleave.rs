@@ -358,8 +358,8 @@ fn a_switch_command_is_printed_without_the_api_key() {
 
 /// A signal while the interleave waits for its `--switch` command (here the third call, after
 /// block 2's candidate run, which sleeps) finds no run under way and ends the process at once;
-/// it still says where the finished runs are and how to judge them (before 2026-12-04 it said
-/// only "no run under way; exiting").
+/// it still says where the finished runs are and how to judge them, not only "no run under
+/// way; exiting".
 #[cfg(unix)]
 #[test]
 fn a_signal_during_a_switch_says_how_to_judge_what_was_kept() {

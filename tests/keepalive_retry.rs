@@ -257,9 +257,9 @@ fn a_retry_goes_out_on_a_new_connection_not_another_pooled_one() {
 #[test]
 fn a_reset_on_a_pooled_connection_is_sent_again_not_counted_broken() {
     // The server closes each connection with a reset when the next request arrives on it (a
-    // request that reaches a socket its server has closed gets the same). Until 2026-12-04
-    // only an early EOF counted as a stale connection, and such a request was `stream_broken`:
-    // every fifth request against a raw server closing after each answer.
+    // request that reaches a socket its server has closed gets the same). Counting only an early
+    // EOF as a stale connection would make such a request `stream_broken`: every fifth request
+    // against a raw server closing after each answer.
     let (addr, seen) = spawn_closing(1, Ending::Length, true);
     let run = run(addr, 5);
     let retried = all_ok(&run).iter().filter(|r| r["retried"] == true).count();
@@ -272,8 +272,8 @@ fn a_server_that_closes_every_connection_is_not_offered_pooled_ones_again() {
     // llama-server's way: one answer a connection, the chunked body's end a moment after
     // [DONE], then the connection is closed. The pool gains nothing there and races each
     // close; after the first request that meets a closed one, each request goes out on a new
-    // connection. Before 2026-12-04 every request that found its worker's last connection
-    // back in the pool was retried (most of them).
+    // connection. Otherwise every request that found its worker's last connection back in the
+    // pool would be retried (most of them).
     let (addr, seen) = spawn(1, Ending::ChunkedLate);
     let run = run_with(addr, 30, 2);
     let retried = all_ok(&run).iter().filter(|r| r["retried"] == true).count();

@@ -1,4 +1,4 @@
-//! Scale (issue 14), end to end on the real binary and the in-process test server: a run over
+//! Scale, end to end on the real binary and the in-process test server: a run over
 //! `--keep-records` streams its records to requests.csv and keeps none in memory or in
 //! run.json, yet its summary covers every request; such runs make small baselines that the
 //! gate reads from their histograms.

@@ -396,7 +396,7 @@ mod tests {
         };
         r.vars.insert("prefix_cache".into(), "off".into());
         let f = diagnose(&r);
-        // Issue 16: the cache that is off is named, and so is the prefill that takes most of
+        // The cache that is off is named, and so is the prefill that takes most of
         // the TTFT (a real vLLM run: TTFT p50 28.5 s, prefill mean 23 s, only the cache named).
         assert_eq!(
             f[0].title,

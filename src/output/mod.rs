@@ -1,5 +1,5 @@
 //! The one output layer: every format a result is shown or stored in is a pure renderer
-//! (`data → text or bytes`) in its own file, with a golden-file test (`tests/golden/`), plus
+//! (`data → text or bytes`) in its own file, with a snapshot test (`src/output/snapshots/`), plus
 //! one atomic writer.
 //!
 //! | what | renderer |

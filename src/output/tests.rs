@@ -323,7 +323,7 @@ fn crash_debris_of_a_killed_writer_is_removed_on_the_next_write() {
     assert_eq!(left, [".main.json.tmp-1", "main.json"]);
 }
 
-/// Issue 16's display defects: an interval from t with almost no degrees of freedom is said in
+/// Display defects: an interval from t with almost no degrees of freedom is said in
 /// words, and a server figure the baseline lacked is shown as a change, not as one number.
 #[test]
 fn absurd_intervals_and_absent_baseline_figures_are_said_plainly() {
