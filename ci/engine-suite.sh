@@ -53,7 +53,7 @@ check "A/A: baseline recorded" "[ $? -eq 0 ]"
 # At the default α = 0.05 the gate may false-fail an A/A up to 5 % of the time by design (one
 # did, on a quiet machine: TTFT p50 266 → 442 ms over 3 × 8 requests, effect 0.51 against a
 # critical 0.47); a CI check must not be red that often, so this one runs at α = 0.001. The
-# default α's measured false-fail rate on llama-server is ci/engine-gate-check.sh's job (docs/gate-validation.md).
+# default α's measured false-fail rate on llama-server is validation/engine-gate-check.sh's job (docs/gate-validation.md).
 "$BENCH" compare scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --interleave --alpha 0.001 --baselines "$work/aa-baselines" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
 rc=$?; cat "$work/aa.txt"
 check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"

@@ -9,7 +9,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 # tiny_scenario FILE NAME REQUESTS FIRST_TOKEN_TIMEOUT_S TIMEOUT_S [MODEL]: a closed loop of two
 # workers sending REQUESTS 16-token prompts for 2 tokens each, one warmup request first
-# (ci/engine-connections.sh, ci/pool-race.sh). Without MODEL the server's first model is used.
+# (validation/engine-connections.sh, validation/pool-race.sh). Without MODEL the server's first model is used.
 tiny_scenario() {
   { echo "name = \"$2\""; echo 'api = "chat"'; echo 'seed = 13'
     [ -n "${6:-}" ] && echo "model = \"$6\""

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """How often `bench stack`'s factorial calls an interaction where there is none, on real runs.
 
-Every run of one stored round of ci/engine-gate-check.sh (an interleave's control and
+Every run of one stored round of validation/engine-gate-check.sh (an interleave's control and
 candidate runs: one configuration, nothing changed) is dealt to the four configurations of a
 two-change factorial (base, quant=int4, spec=3, both) by rewriting its vars, and
 `bench stack --from` judges each round's pool. Any conflict or synergy row is a false one.
 With --inject F the combined configuration's decode is slowed by F (each request's TPOT × F,
 its E2E by the same decode time): a real interaction of ln F on TPOT, to see what is caught.
 
-  python3 ci/factorial-aa.py BENCH WORK CONDITION [--deal order|shuffle] [--inject F]
-  e.g. python3 ci/factorial-aa.py target/release/bench /tmp/tmp.XXXX il-quiet-40
+  python3 validation/factorial-aa.py BENCH WORK CONDITION [--deal order|shuffle] [--inject F]
+  e.g. python3 validation/factorial-aa.py target/release/bench /tmp/tmp.XXXX il-quiet-40
 
 --deal order (the default) deals the runs in start order, so each group of four consecutive
 runs holds one run of each configuration (a blocked design: drift cancels in the

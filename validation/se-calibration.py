@@ -3,7 +3,7 @@
 rounds, each row's effect / SE should spread like Student's t with the row's degrees of freedom
 (variance df / (df - 2)); a variance well above that means the noise model is too narrow and
 false fails will exceed alpha, well below that it is wider than it needs to be. Reads the
-comparison JSONs that ci/rejudge.sh keeps with SAVE=DIR (A/A conditions only: a slowdown's
+comparison JSONs that validation/rejudge.sh keeps with SAVE=DIR (A/A conditions only: a slowdown's
 effect is not noise). With R rounds the variance itself is uncertain by about sqrt(2/R).
 
 It also prints what needs no noise model at all: how far the effect itself spread over the
@@ -12,8 +12,8 @@ nothing changed, a row whose effect moves past the threshold in several rounds c
 judged "no regression of the threshold" in most rounds by any test that keeps false fails at
 alpha: those rounds look exactly like a regression.
 
-    SAVE=/tmp/aa bash ci/rejudge.sh target/release/bench WORK il-busy-40
-    python3 ci/se-calibration.py /tmp/aa [DIR...]
+    SAVE=/tmp/aa bash validation/rejudge.sh target/release/bench WORK il-busy-40
+    python3 validation/se-calibration.py /tmp/aa [DIR...]
 """
 import glob
 import json

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Joins consecutive stored rounds of ci/engine-gate-check.sh's interleaved conditions (il-…)
-into rounds with GROUP times the blocks, so that ci/rejudge.sh can show what more blocks would
+"""Joins consecutive stored rounds of validation/engine-gate-check.sh's interleaved conditions (il-…)
+into rounds with GROUP times the blocks, so that validation/rejudge.sh can show what more blocks would
 have done on the same runs without running them again: rounds 1..GROUP become joined round 1,
 and so on (a last incomplete group is left out). Each arm's runs keep their start times, so the
 joined runs still alternate in ABBA blocks. A joined round is made of the same runs as the
 rounds it came from, not new ones: say "joined" wherever its tallies are quoted.
 
-    python3 ci/join-rounds.py WORK CONDITION OUT GROUP
-    e.g. python3 ci/join-rounds.py /tmp/tmp.XXXX il-quiet-40 /tmp/j12 2
-         bash ci/rejudge.sh target/release/bench /tmp/j12 il-quiet-40
+    python3 validation/join-rounds.py WORK CONDITION OUT GROUP
+    e.g. python3 validation/join-rounds.py /tmp/tmp.XXXX il-quiet-40 /tmp/j12 2
+         bash validation/rejudge.sh target/release/bench /tmp/j12 il-quiet-40
 """
 import glob
 import os

@@ -2,7 +2,7 @@
 # The gate's false-alarm rate on a real engine: N independent A/A rounds on llama-server (a
 # baseline with 3 repetitions, then a compare with nothing changed), each with a fresh
 # baseline. Prints each round's verdict and the rate of false failures. Not part of .ci/run
-# (it takes ≈ 40 s a round); run it by hand: bash ci/engine-aa.sh 6
+# (it takes ≈ 40 s a round); run it by hand: bash validation/engine-aa.sh 6
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-6}

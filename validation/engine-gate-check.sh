@@ -16,15 +16,15 @@
 #                         runs of the baseline's configuration alternate with the candidate's
 #                         (ABBA), so drift between the arms cancels; the stored baseline (recorded
 #                         once per condition) only names the configuration. A slowdown is then
-#                         switched per arm with --switch 'ci/engines/cpu-quota.sh PID …'.
+#                         switched per arm with --switch 'validation/cpu-quota.sh PID …'.
 #
-#   bash ci/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash ci/engine-gate-check.sh 20 quiet-8 busy-8
-#   REPEAT=12 bash ci/engine-gate-check.sh 20 il-slow15-8
+#   bash validation/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash validation/engine-gate-check.sh 20 quiet-8 busy-8
+#   REPEAT=12 bash validation/engine-gate-check.sh 20 il-slow15-8
 #
 # Prints one line per round and a tally per condition: false fails (or detections), how
 # often latency and throughput rows were inconclusive, and how often each row was. Not part
 # of .ci/run (a round takes 30 s to 3 min); the closing notes quote its tallies. The rounds
-# stay on disk (the path is printed first): ci/rejudge.sh judges an interleaved condition's
+# stay on disk (the path is printed first): validation/rejudge.sh judges an interleaved condition's
 # stored runs again with another bench binary, to see what a change to the gate does on the
 # same data.
 set -uo pipefail
@@ -32,7 +32,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:?ROUNDS}; shift
 BENCH=${BENCH:-target/release/bench}
 REPEAT=${REPEAT:-}  # candidate runs (interleaved: blocks) per compare; empty = bench's default
-export CPU_PERIOD_US=${CPU_PERIOD_US:-10000}  # ci/engines/cpu-quota.sh's throttling period
+export CPU_PERIOD_US=${CPU_PERIOD_US:-10000}  # validation/cpu-quota.sh's throttling period
 [ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
 bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
 source ci/engines/suite-lib.sh
@@ -50,13 +50,13 @@ cleanup() {
 }
 trap cleanup EXIT
 work=$(mktemp -d)
-echo "gate check: rounds stored under $work (ci/rejudge.sh re-judges them)"
+echo "gate check: rounds stored under $work (validation/rejudge.sh re-judges them)"
 E="--endpoint http://127.0.0.1:$port/v1"
 
 # The server's CPU quota (per 100 ms, applied in CPU_PERIOD_US slices): 90000 ≈ +15 % TPOT,
 # 76000 ≈ +40 % here.
-quota() { bash ci/engines/cpu-quota.sh "$pid" "$1" || { echo "gate check: no cgroup v1 cpu controller here" >&2; exit 2; }; }
-unquota() { [ -d "$cg" ] && bash ci/engines/cpu-quota.sh "$pid" off; }
+quota() { bash validation/cpu-quota.sh "$pid" "$1" || { echo "gate check: no cgroup v1 cpu controller here" >&2; exit 2; }; }
+unquota() { [ -d "$cg" ] && bash validation/cpu-quota.sh "$pid" off; }
 start_hog() { timeout 3600 python3 -c 'while True: pass' & hog=$!; }
 stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
 
@@ -97,7 +97,7 @@ for cond in "$@"; do
     case $cond in
       il-*)
         extra=(--interleave --baselines "$work/$cond-b")
-        [ -n "$q" ] && extra+=(--var "cpu_quota=$q" --switch "case {arm} in baseline) bash ci/engines/cpu-quota.sh $pid off ;; *) bash ci/engines/cpu-quota.sh $pid $q ;; esac")
+        [ -n "$q" ] && extra+=(--var "cpu_quota=$q" --switch "case {arm} in baseline) bash validation/cpu-quota.sh $pid off ;; *) bash validation/cpu-quota.sh $pid $q ;; esac")
         [ -z "$q" ] && extra+=(--var cpu_quota=off)
         ;;
       *)

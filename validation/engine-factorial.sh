@@ -7,7 +7,7 @@
 # once more with only each configuration's first run, to show what one run a configuration
 # can say.
 #
-#   bash ci/engine-factorial.sh [REPS] [WORK]   (default 3; about 1.1 minutes a repetition: 4 took 4.5 minutes)
+#   bash validation/engine-factorial.sh [REPS] [WORK]   (default 3; about 1.1 minutes a repetition: 4 took 4.5 minutes)
 # BENCH=path overrides target/release/bench. Prints where the runs are kept. With WORK (a
 # directory an earlier call printed) the repetitions are added to its runs, numbered on from
 # the last one there, and the factorial judges them all — what an inconclusive row's "≈ N

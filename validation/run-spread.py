@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the noise of ci/engine-gate-check.sh's stored interleaved rounds (il-…) comes from:
+"""Where the noise of validation/engine-gate-check.sh's stored interleaved rounds (il-…) comes from:
 per metric (TTFT, TPOT and E2E medians), the median over rounds of
   * within: one run's sampling noise, the bootstrap sd of ln(its median), 200 resamples;
   * runs:   the sd of ln(run median) over a round's runs, both arms together (an A/A);
@@ -11,7 +11,7 @@ When runs ≫ within, more requests a run cannot help and more blocks can; when 
 pairing cancels most of it. Prints each round's TPOT medians in start order (c = control,
 k = candidate), then the table. Seeded, so a rerun prints the same.
 
-    python3 ci/run-spread.py WORK CONDITION     e.g. python3 ci/run-spread.py /tmp/tmp.XXXX il-quiet-40
+    python3 validation/run-spread.py WORK CONDITION     e.g. python3 validation/run-spread.py /tmp/tmp.XXXX il-quiet-40
 """
 import glob
 import json

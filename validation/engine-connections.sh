@@ -4,7 +4,7 @@
 # REQUESTS tiny chat requests at concurrency 2 — connections opened, stale-connection retries
 # and errors of each (a `timeout_first_token` here is a request that never got an answer).
 # Not part of .ci/run; run it by hand:
-#   bash ci/engine-connections.sh llama-server 3 1000     # or: vllm 2 200
+#   bash validation/engine-connections.sh llama-server 3 1000     # or: vllm 2 200
 set -uo pipefail
 cd "$(dirname "$0")/.."
 engine=${1:-llama-server}; rounds=${2:-3}; requests=${3:-1000}

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Re-judges the stored rounds of ci/engine-gate-check.sh's interleaved conditions (il-…) with
+# Re-judges the stored rounds of validation/engine-gate-check.sh's interleaved conditions (il-…) with
 # a given bench binary, to see what a change to the gate does to verdicts on the same runs:
 # each round's runs are judged again with `bench compare --control DIR --candidate DIR`
 # against the condition's stored baseline. Prints one line per round (every gated row's
 # verdict) and a tally: rounds with a regressed row, with an inconclusive latency row, with an
 # inconclusive throughput row.
 #
-#   bash ci/rejudge.sh BENCH WORK CONDITION
-#   e.g. bash ci/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40
-#        bash ci/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8
+#   bash validation/rejudge.sh BENCH WORK CONDITION
+#   e.g. bash validation/rejudge.sh target/release/bench /tmp/tmp.XXXX il-quiet-40
+#        bash validation/rejudge.sh /tmp/old-bench /tmp/tmp.XXXX il-slow15-8
 # (A binary from before d9e09a6 has no --control: judge with the script of its commit.)
 # WORK is the directory engine-gate-check.sh printed ("rounds stored under …"), or one that
-# ci/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
+# validation/join-rounds.py made from it (consecutive rounds joined into rounds with more blocks).
 # EXTRA="--alpha 0.01" passes more options to bench compare; SAVE=DIR keeps each round's
-# comparison JSON there as WORK-ROUND.json (ci/se-calibration.py reads them), so the rounds of
+# comparison JSON there as WORK-ROUND.json (validation/se-calibration.py reads them), so the rounds of
 # several WORK directories of one condition can share a DIR.
 set -euo pipefail
 bench=${1:?BENCH}; work=${2:?WORK}; cond=${3:?CONDITION}

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Holds a process to a CPU quota through a cgroup v1 cpu controller (root), or frees it:
-#   ci/engines/cpu-quota.sh PID QUOTA_US     # QUOTA_US of CPU time per 100 ms period (90000 = 0.9 CPU)
-#   ci/engines/cpu-quota.sh PID off
+#   validation/cpu-quota.sh PID QUOTA_US     # QUOTA_US of CPU time per 100 ms period (90000 = 0.9 CPU)
+#   validation/cpu-quota.sh PID off
 # CPU_PERIOD_US (default 100000) sets the CFS period, the quota scaled to it (the share stays
 # QUOTA_US/100000): a shorter period throttles in finer slices, so the slowdown is steadier
 # from one short run to the next.
 # For the gate's real-slowdown checks: `bench compare --interleave --switch
-# 'ci/engines/cpu-quota.sh PID $(arm-dependent quota)'` slows the candidate's server only.
+# 'validation/cpu-quota.sh PID $(arm-dependent quota)'` slows the candidate's server only.
 set -euo pipefail
 pid=${1:?PID}; quota=${2:?QUOTA_US or off}
 cg=/sys/fs/cgroup/cpu/bench-quota-$pid

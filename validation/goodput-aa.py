@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether the advice an inconclusive p95-in-a-jump row gives -- "an SLO between the two,
 judged as goodput, judges that share directly" -- holds on stored rounds of
-ci/engine-gate-check.sh's interleaved conditions: each run's goodput is recomputed from its
+validation/engine-gate-check.sh's interleaved conditions: each run's goodput is recomputed from its
 requests.csv as if the scenario had had `[slo] tpot_ms = SLO` (requests/s of the run x the
 share of its measured ok requests with TPOT <= SLO; the runs themselves were recorded without
 an SLO, so bench has no goodput for them), and judged with the gate's rule for a rate in ABBA
@@ -10,7 +10,7 @@ df, regressed when the effect > max(t(1 - a/m)*SE, floor), ok when t(1 - a/m)*SE
 effect + t(1 - a)*SE <= floor, else inconclusive; floor = -ln(0.95) (goodput's default -5 %),
 a = 0.05, m = 9 (the 8 gated rows with goodput added). Prints the tally.
 
-    python3 ci/goodput-aa.py WORK il-quiet-40 31
+    python3 validation/goodput-aa.py WORK il-quiet-40 31
 """
 import csv
 import glob

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether `bench stack`'s "≈ N runs per configuration would settle it" plans with the right
-noise on real runs. Each stored 24-run round of ci/engine-gate-check.sh (an interleave's runs:
-one configuration, nothing changed) is dealt as ci/factorial-aa.py deals it, then split: its
+noise on real runs. Each stored 24-run round of validation/engine-gate-check.sh (an interleave's runs:
+one configuration, nothing changed) is dealt as validation/factorial-aa.py deals it, then split: its
 first 8 runs give a factorial of 2 runs a configuration, its other 16 one of 4. From each row
 of the 2-run factorial the half-width at 4 runs is predicted the way bench plans — the SE
 shrunk as 1/sqrt(runs), Student's t with the new df — once from the SE as measured and once
@@ -10,8 +10,8 @@ applied to the whole SE, which the runs' part dominates in these rows), and set 
 half-width the 4-run factorial of the other runs shows. A ratio (shown / predicted) near 1 in
 the median means the count is about right; above 1, too few runs are named.
 
-    python3 ci/factorial-counts.py BENCH WORK [WORK...] [--deal order|shuffle]
-    e.g. python3 ci/factorial-counts.py target/release/bench /tmp/tmp.XXXX --deal shuffle
+    python3 validation/factorial-counts.py BENCH WORK [WORK...] [--deal order|shuffle]
+    e.g. python3 validation/factorial-counts.py target/release/bench /tmp/tmp.XXXX --deal shuffle
 """
 import argparse
 import importlib.util

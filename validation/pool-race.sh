@@ -6,8 +6,8 @@
 # waited out their first-token timeout (2 s here) — with whether the server ever read them.
 # MODE=keep makes the server keep its connections instead (the pool must stay in use).
 # Not part of .ci/run; run it by hand, e.g. to compare two binaries:
-#   bash ci/pool-race.sh 20 9000                     # this checkout's release binary
-#   BENCH=/tmp/old-bench bash ci/pool-race.sh 20 9000
+#   bash validation/pool-race.sh 20 9000                     # this checkout's release binary
+#   BENCH=/tmp/old-bench bash validation/pool-race.sh 20 9000
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}; requests=${2:-9000}; mode=${MODE:-close}
