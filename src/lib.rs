@@ -38,7 +38,9 @@
 //! # Layers
 //!
 //! A module may import only modules in its own layer or below (`tests/architecture.rs`
-//! checks this and that there are no import cycles between top-level modules):
+//! checks this, that there are no import cycles between top-level modules nor between the
+//! files of one folder, and that this file reaches no command: `main.rs` calls
+//! [`commands::main`]):
 //!
 //! | layer | modules |
 //! |---|---|
@@ -75,8 +77,6 @@ pub mod verdict;
 
 #[cfg(test)]
 mod testkit;
-
-use std::process::ExitCode;
 
 /// `println!` that ignores a closed stdout (`bench validate x | head`): a reader that went
 /// away must not panic the process, nor stop a run before its files are written.
@@ -122,24 +122,3 @@ macro_rules! say_text {
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_REGRESSION: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
-
-/// Runs a parsed command line and maps the outcome to an exit code.
-pub fn main(cli: cli::Cli) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            crate::say!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    match rt.block_on(commands::dispatch(cli)) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            crate::say!("error: {e:#}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
-}

@@ -1,5 +1,5 @@
 //! The `bench` binary: parse arguments, run, exit with 0 / 1 / 2.
 
 fn main() -> std::process::ExitCode {
-    bench::main(bench::cli::parse())
+    bench::commands::main(bench::cli::parse())
 }

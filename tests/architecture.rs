@@ -4,7 +4,7 @@
 //! `testkit.rs`) may reach across, and is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Top-level modules by layer, lowest first — as `src/lib.rs` documents them.
 const LAYERS: &[&[&str]] = &[
@@ -196,5 +196,131 @@ fn no_source_file_is_too_long_to_read_in_one_sitting() {
         long.is_empty(),
         "split these along the data path:\n{}",
         long.join("\n")
+    );
+}
+
+/// Every file of one folder and the sibling files it names (`super::x`, or the folder's full
+/// path `crate::a::b::x`); `mod.rs` is the folder's own and left out.
+fn sibling_imports() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    fn walk(
+        dir: &Path,
+        src: &Path,
+        out: &mut BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+    ) {
+        let entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let siblings: BTreeSet<String> = entries
+            .iter()
+            .filter_map(|p| {
+                let stem = p.file_stem()?.to_string_lossy().into_owned();
+                (p.is_dir() || p.extension().is_some_and(|x| x == "rs")).then_some(stem)
+            })
+            .filter(|s| s != "mod" && s != "tests")
+            .collect();
+        let folder = dir
+            .strip_prefix(src)
+            .unwrap()
+            .display()
+            .to_string()
+            .replace('/', "::");
+        for p in &entries {
+            if p.is_dir() {
+                walk(p, src, out);
+                continue;
+            }
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            if !siblings.contains(&stem) || p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(p).unwrap();
+            // Code only: a doc link to a sibling is no import.
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap()
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let code = code.as_str();
+            let mut names = BTreeSet::new();
+            let prefixes = ["super::".to_string(), format!("crate::{folder}::")];
+            for prefix in prefixes.iter().filter(|x| x.as_str() != "crate::::") {
+                let mut rest = code;
+                while let Some(i) = rest.find(prefix.as_str()) {
+                    let after = &rest[i + prefix.len()..];
+                    let items: Vec<String> = match after.strip_prefix('{') {
+                        Some(g) => g
+                            .split('}')
+                            .next()
+                            .unwrap_or("")
+                            .split(',')
+                            .map(ident)
+                            .collect(),
+                        None => vec![ident(after)],
+                    };
+                    names.extend(
+                        items
+                            .into_iter()
+                            .filter(|n| siblings.contains(n) && *n != stem),
+                    );
+                    rest = after;
+                }
+            }
+            out.entry(folder.clone()).or_default().insert(stem, names);
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    walk(&src, &src, &mut out);
+    out
+}
+
+#[test]
+fn no_import_cycle_inside_a_folder_and_lib_rs_does_not_reach_up_to_commands() {
+    for (folder, graph) in sibling_imports() {
+        // Depth-first search for a back edge.
+        fn visit(
+            n: &str,
+            g: &BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+        ) -> Option<Vec<String>> {
+            if let Some(i) = path.iter().position(|p| p == n) {
+                let mut cycle = path[i..].to_vec();
+                cycle.push(n.to_string());
+                return Some(cycle);
+            }
+            if done.contains(n) {
+                return None;
+            }
+            path.push(n.to_string());
+            for m in g.get(n).into_iter().flatten() {
+                if let Some(c) = visit(m, g, path, done) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            done.insert(n.to_string());
+            None
+        }
+        let mut done = BTreeSet::new();
+        for n in graph.keys() {
+            if let Some(c) = visit(n, &graph, &mut Vec::new(), &mut done) {
+                panic!("import cycle inside src/{folder}: {}", c.join(" → "));
+            }
+        }
+    }
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let code: Vec<&str> = lib
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//") && !l.starts_with("pub mod "))
+        .collect();
+    assert!(
+        !code.iter().any(|l| l.contains("commands")),
+        "src/lib.rs uses commands/: the library must not reach up to the command layer"
     );
 }

@@ -17,6 +17,27 @@ mod validate;
 use crate::cli::{Cli, Command};
 use crate::error::BenchError;
 
+/// Runs a parsed command line and maps the outcome to an exit code.
+pub fn main(cli: Cli) -> std::process::ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            crate::say!("error: cannot start the async runtime: {e}");
+            return std::process::ExitCode::from(crate::EXIT_ERROR);
+        }
+    };
+    match rt.block_on(dispatch(cli)) {
+        Ok(code) => std::process::ExitCode::from(code),
+        Err(e) => {
+            crate::say!("error: {e:#}");
+            std::process::ExitCode::from(crate::EXIT_ERROR)
+        }
+    }
+}
+
 /// Runs a parsed command line; `Ok` is the exit code (0 pass, 1 regression), `Err` exits 2.
 pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
     match cli.command {

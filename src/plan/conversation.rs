@@ -15,7 +15,7 @@
 //! trace row's request as it stands ([`Turn::fixed`]; index = row), sent `delay` after the
 //! previous reply.
 
-use super::prompts::{Prompt, RequestSpec};
+use super::request::{Prompt, RequestSpec};
 use crate::model::dataset::Dataset;
 use crate::model::scenario::{LengthDist, Workload};
 use crate::model::text::{stream_rng, words};

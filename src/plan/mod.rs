@@ -14,6 +14,7 @@
 
 pub mod conversation;
 pub mod prompts;
+pub mod request;
 pub mod schedule;
 
 use crate::error::BenchError;

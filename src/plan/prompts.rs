@@ -18,30 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The prompt of one request, shaped for the API in use.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Prompt {
-    Text(String),
-    Messages(serde_json::Value),
-}
-
-/// One request of the plan.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RequestSpec {
-    pub index: u64,
-    /// Excluded from metrics (set by the runner: the first `warmup` indices).
-    pub warmup: bool,
-    pub prompt: Prompt,
-    /// Tokens the prompt was built to have (synthetic workloads; approximate).
-    pub input_tokens_target: Option<u32>,
-    pub max_tokens: u32,
-    /// `long`/`short` in a mix, `prefix-N` for a shared-prefix group, else empty.
-    pub class: String,
-    /// Conversation turns: (session, 1-based turn).
-    pub session: Option<(u64, u32)>,
-    /// The reply's text is needed (a later turn of its session carries it).
-    pub keep_reply: bool,
-}
+pub use super::request::{Prompt, RequestSpec};
 
 /// Builds request `i` of a scenario on demand.
 #[derive(Debug, Clone)]
