@@ -16,7 +16,7 @@
 //! A series stops early when the server is clearly saturated: achieved throughput rose less
 //! than 5 % from the previous point while TTFT p50 grew by more than 50 %.
 
-use crate::cli::{RunOpts, SweepArgs};
+use crate::cli::SweepArgs;
 use crate::config::run::RunSpec;
 use crate::config::{kv, values};
 use crate::error::BenchError;
@@ -150,26 +150,24 @@ pub fn point(
     }
 }
 
-/// Runs one point after another, each a session of its own, under `out/NN-load/`.
-struct Runner<'a> {
-    scenario: &'a Path,
-    opts: &'a RunOpts,
+/// Runs one point after another, each a session of its own, under `out/NN-load/`: the one
+/// spec of the sweep at each point's load.
+struct Runner {
+    spec: RunSpec,
     out: PathBuf,
     n: usize,
 }
 
-impl Runner<'_> {
+impl Runner {
     async fn at(&mut self, load: Load) -> Result<Point, BenchError> {
-        let mut o = self.opts.clone();
         let (rate, conc) = match load {
             Load::Rate(r) => (Some(r), None),
             Load::Concurrency(c) => (None, Some(c)),
         };
-        (o.rate, o.concurrency) = (rate, conc);
         self.n += 1;
         let label = load.label();
         crate::say!("sweep: point {} ({label})", self.n);
-        let session = Session::new(RunSpec::from_args(self.scenario, &o)?)?;
+        let session = Session::new(self.spec.with_load(rate, conc)?)?;
         let dir = self
             .out
             .join(format!("{:02}-{}", self.n, label.replace('=', "-")));
@@ -204,17 +202,11 @@ fn push(sweep: &mut Sweep, p: Point, early_stop: bool) -> bool {
     stop
 }
 
-/// Runs the sweep of `scenario` (with the run flags `opts`) into `out`.
-pub async fn sweep(
-    plan: &SweepPlan,
-    scenario: &Path,
-    opts: &RunOpts,
-    name: String,
-    out: &Path,
-) -> Result<Sweep, BenchError> {
+/// Runs the sweep of `spec` (read once; each point is `spec` at its load) into `out`.
+pub async fn sweep(plan: &SweepPlan, spec: RunSpec, out: &Path) -> Result<Sweep, BenchError> {
+    let name = spec.scenario.name.clone();
     let mut run = Runner {
-        scenario,
-        opts,
+        spec,
         out: out.to_path_buf(),
         n: 0,
     };
@@ -263,7 +255,7 @@ const UPPER_PROBES: usize = 3;
 /// `--find-max-rate`: bisection between the synchronous rate and the first rate measured to
 /// fail (from the max-throughput rate up); both ends of the bracket are measured points.
 async fn bisect(
-    run: &mut Runner<'_>,
+    run: &mut Runner,
     sweep: &mut Sweep,
     plan: &SweepPlan,
     (lo_rate, sync_ok): (f64, bool),
@@ -315,4 +307,49 @@ async fn bisect(
     sweep.max_rate_rps = (lo > 0.0).then_some(lo);
     sweep.max_rate_bracket = Some((lo, hi));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_sweep_reads_its_scenario_once_and_varies_the_load_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sw.toml");
+        std::fs::write(
+            &p,
+            "name = \"sw\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = 2\n[load]\nconcurrency = 1\nrequests = 2\n[server_metrics]\nenabled = false\n[sim]\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n",
+        )
+        .unwrap();
+        let before = crate::config::scenario::reads();
+        let opts: crate::cli::RunOpts = {
+            use clap::Parser;
+            #[derive(clap::Parser)]
+            struct Wrap {
+                #[command(flatten)]
+                o: crate::cli::RunOpts,
+            }
+            Wrap::parse_from(["x", "-q"]).o
+        };
+        let spec = RunSpec::from_args(&p, &opts).unwrap();
+        let plan = SweepPlan {
+            series: vec![Load::Rate(50.0), Load::Concurrency(2), Load::Rate(100.0)],
+            auto: None,
+            find_max_rate: false,
+            attainment: 0.95,
+            tolerance: 0.1,
+            probe_concurrency: 4,
+            early_stop: false,
+        };
+        let s = sweep(&plan, spec, &dir.path().join("out")).await.unwrap();
+        assert_eq!(s.points.len(), 3);
+        assert_eq!(s.points[1].concurrency, Some(2));
+        assert_eq!(s.points[2].offered_rps, Some(100.0));
+        assert_eq!(
+            crate::config::scenario::reads() - before,
+            1,
+            "one read for the sweep"
+        );
+    }
 }

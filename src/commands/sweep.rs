@@ -9,7 +9,11 @@ use crate::{output, EXIT_OK};
 
 pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
     let plan = SweepPlan::from_args(&args)?;
-    let spec = RunSpec::from_args(&args.scenario, &args.opts)?;
+    // Read once; each point varies this spec's load in memory (the flags' own load is the
+    // points' to set).
+    let mut opts = args.opts.clone();
+    (opts.rate, opts.concurrency) = (None, None);
+    let spec = RunSpec::from_args(&args.scenario, &opts)?;
     let out = args
         .opts
         .out
@@ -17,7 +21,7 @@ pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
         .unwrap_or_else(|| default_out_dir("sweep"));
     output::check_fresh(&out)?;
     let slo_ttft_ms = spec.scenario.slo.ttft_ms;
-    let s = sweep(&plan, &args.scenario, &args.opts, spec.scenario.name, &out).await?;
+    let s = sweep(&plan, spec, &out).await?;
     crate::out_text!("{}", output::sweep::render(&s, plan.attainment));
     output::write_atomic(&out.join("sweep.json"), &output::json(&s)?)?;
     output::write_atomic(&out.join("sweep.csv"), &output::sweep::csv(&s)?)?;

@@ -141,6 +141,24 @@ impl RunSpec {
         })
     }
 
+    /// The same run at another load — an open loop at `rate` or a closed loop of
+    /// `concurrency` — checked as `--rate` / `--concurrency` are (a sweep's point), without
+    /// reading the scenario file again.
+    pub fn with_load(
+        &self,
+        rate: Option<f64>,
+        concurrency: Option<u32>,
+    ) -> Result<RunSpec, BenchError> {
+        let mut spec = self.clone();
+        Overrides {
+            rate,
+            concurrency,
+            ..Overrides::default()
+        }
+        .apply(&mut spec.scenario)?;
+        Ok(spec)
+    }
+
     /// `--out` when given, else a new `results/<stem>-<UTC timestamp>` directory.
     pub fn out_or(&self, stem: &str) -> PathBuf {
         self.out.clone().unwrap_or_else(|| default_out_dir(stem))

@@ -19,8 +19,20 @@ use raw::RawScenario;
 use std::ops::Range;
 use std::path::Path;
 
+thread_local! {
+    /// Scenario files read on this thread (a command reads its scenario once and varies the
+    /// typed spec in memory; a test holds it to that).
+    static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many scenario files this thread has read.
+pub fn reads() -> usize {
+    READS.with(|r| r.get())
+}
+
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    READS.with(|r| r.set(r.get() + 1));
     let bytes = std::fs::read(path).map_err(|source| ScenarioError::Read {
         path: path.to_path_buf(),
         source,
