@@ -23,6 +23,8 @@ type Change = (String, String);
 
 /// What to stack, checked before the first run.
 pub struct StackPlan {
+    /// The scenario as read, once; every configuration's spec is built from it.
+    pub loaded: crate::model::scenario::Scenario,
     pub scenario: PathBuf,
     pub opts: RunOpts,
     pub base: Vec<Change>,
@@ -54,6 +56,7 @@ impl StackPlan {
             tries.sort_by_key(|(k, _)| recommended_rank(k));
         }
         Ok(StackPlan {
+            loaded: crate::config::scenario::load(&args.scenario)?,
             scenario: args.scenario.clone(),
             opts: args.opts.clone(),
             base,
@@ -92,7 +95,11 @@ impl StackPlan {
                 .chain(changes.iter().copied())
                 .map(|(k, v)| format!("{k}={v}")),
         );
-        let session = Session::new(RunSpec::from_args(&self.scenario, &o)?)?;
+        let session = Session::new(RunSpec::from_scenario(
+            self.loaded.clone(),
+            &self.scenario,
+            &o,
+        )?)?;
         if session.spec().endpoint.is_some() {
             return Err(BenchError::usage("bench stack changes the simulator's options; against a real endpoint, record the runs yourself and pass --from DIR"));
         }
@@ -294,6 +301,7 @@ mod tests {
             })
             .collect();
         StackPlan {
+            loaded: crate::testkit::scenario(""),
             scenario: PathBuf::new(),
             opts: {
                 use clap::Parser;

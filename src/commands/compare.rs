@@ -17,7 +17,9 @@ use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use std::path::Path;
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
-    let spec = RunSpec::from_args(&args.scenario, &args.opts)?;
+    // Read once: the control arm of an interleave is built from the same typed scenario.
+    let scenario = crate::config::scenario::load(&args.scenario)?;
+    let spec = RunSpec::from_scenario(scenario.clone(), &args.scenario, &args.opts)?;
     let layers = thresholds::layers(args.gate.as_deref(), &spec.scenario.gate)?;
     let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
     let cfg = GateConfig::new(&refs, args.alpha, spec.scenario.seed)?;
@@ -53,7 +55,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         )?;
     }
     let (base, cand) = if args.interleave {
-        interleaved(&args, spec, stored, k).await?
+        interleaved(&args, scenario, spec, stored, k).await?
     } else if !args.candidate.is_empty() {
         from_files(&args, stored)?
     } else {
@@ -96,6 +98,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
 /// runs become the baseline judged against, the stored one naming their configuration.
 async fn interleaved(
     args: &CompareArgs,
+    scenario: crate::model::scenario::Scenario,
     spec: RunSpec,
     stored: Baseline,
     k: usize,
@@ -107,7 +110,7 @@ async fn interleaved(
         args.baseline_endpoint.as_deref(),
         args.switch.is_some(),
     )?;
-    let control = RunSpec::from_args(&args.scenario, &opts)?;
+    let control = RunSpec::from_scenario(scenario, &args.scenario, &opts)?;
     check_control(&stored, &control)?;
     let candidate = Session::new(spec)?;
     let out = candidate.out_dir(&candidate.spec().scenario.name);

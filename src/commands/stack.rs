@@ -21,7 +21,7 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     let owner = args.owner.clone().unwrap_or_else(super::default_owner);
     if args.ladder {
         // Each step is gated with the scenario's own thresholds over the defaults.
-        let spec = RunSpec::from_args(&args.scenario, &args.opts)?;
+        let spec = RunSpec::from_scenario(plan.loaded.clone(), &args.scenario, &args.opts)?;
         let gate = GateConfig::new(&[spec.scenario.gate.as_slice()], 0.05, spec.scenario.seed)?;
         let l = ladder(&plan, &gate).await?;
         let text = output::stack::ladder(&l);
@@ -49,7 +49,7 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     }
     if let Some(p) = &args.csv {
         let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
-        let scenario = crate::config::scenario::load(&args.scenario)?;
+        let scenario = &plan.loaded;
         let base = args.base.clone().unwrap_or_default();
         let ctx = output::record::StackContext {
             scenario: &scenario.name,

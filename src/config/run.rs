@@ -64,7 +64,17 @@ impl std::fmt::Debug for RunSpec {
 impl RunSpec {
     /// Loads `scenario_file`, applies the flags and checks everything.
     pub fn from_args(scenario_file: &Path, args: &RunOpts) -> Result<RunSpec, BenchError> {
-        let mut scenario = super::scenario::load(scenario_file)?;
+        Self::from_scenario(super::scenario::load(scenario_file)?, scenario_file, args)
+    }
+
+    /// [`RunSpec::from_args`] on a scenario already read from `scenario_file`: a command that
+    /// runs several configurations of one scenario (an interleave's arms, a stack's
+    /// configurations) reads the file once and builds each spec from the typed scenario.
+    pub fn from_scenario(
+        mut scenario: Scenario,
+        scenario_file: &Path,
+        args: &RunOpts,
+    ) -> Result<RunSpec, BenchError> {
         overrides(args).apply(&mut scenario)?;
         if let Some(u) = &args.metrics_url {
             super::values::check_endpoint(u).map_err(|_| {
