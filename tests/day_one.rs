@@ -475,3 +475,27 @@ fn inputs_that_would_exhaust_memory_are_refused_with_the_reason() {
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(t.contains("d.jsonl:2") && t.contains("MB"), "{t}");
 }
+
+#[test]
+fn repeat_zero_is_refused_alike_by_every_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let s = root.join("scenarios/smoke.toml");
+    for args in [
+        vec!["baseline", "--repeat", "0"],
+        vec!["compare", "--repeat", "0"],
+        vec!["stack", "--try", "spec=3", "--repeat", "0"],
+    ] {
+        let o = bench()
+            .arg(args[0])
+            .arg(&s)
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(
+            t.contains("--repeat must be between 1 and"),
+            "{args:?}: {t}"
+        );
+    }
+}

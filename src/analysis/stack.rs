@@ -61,7 +61,7 @@ impl StackPlan {
             opts: args.opts.clone(),
             base,
             tries,
-            repeat: args.repeat.max(1) as usize,
+            repeat: crate::config::values::repeats(args.repeat)?,
             keep_going: args.keep_going,
             out,
             pool: args.from.as_deref().map(runs_in).transpose()?,

@@ -25,9 +25,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         crate::out_text!("{}", output::baseline::summary(&store::load(&path)?));
         return Ok(EXIT_OK);
     }
-    if args.repeat == 0 {
-        return Err(BenchError::usage("--repeat must be at least 1"));
-    }
+    crate::config::values::repeats(args.repeat)?;
     if path.exists() && !args.force {
         return Err(BenchError::usage(format!(
             "{} exists; pass --force to replace it or --name to keep both",

@@ -24,8 +24,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
     let cfg = GateConfig::new(&refs, args.alpha, spec.scenario.seed)?;
     let k = match args.repeat {
-        Some(0) => return Err(BenchError::usage("--repeat must be at least 1")),
-        Some(k) => k as usize,
+        Some(k) => crate::config::values::repeats(k)?,
         None if args.interleave => gate::PAIRED_MIN_BLOCKS,
         None => 3,
     };

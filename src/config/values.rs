@@ -39,6 +39,8 @@ pub mod limits {
     /// SLOs, ms (one day).
     pub const SLO_MS: (f64, f64) = (1e-3, 86_400_000.0);
     pub const TEMPERATURE: (f64, f64) = (0.0, 100.0);
+    /// `--repeat`: runs a side, blocks, or runs a configuration.
+    pub const REPEAT_MAX: u32 = 1_000;
     /// One line of a JSONL dataset or trace, bytes: a prompt of TOKENS_MAX tokens is ≈ 10 MB
     /// of text, so a longer line is no request (and parsing it would take several times its
     /// size in memory).
@@ -48,6 +50,19 @@ pub mod limits {
     /// A conversation's longest history (system + every turn's message and reply): the
     /// history is the next turn's prompt, so it has a prompt's bound.
     pub const HISTORY_TOKENS_MAX: u64 = TOKENS_MAX as u64;
+}
+
+/// `--repeat N` of any command: the runs (or blocks) to make, at least 1, at most
+/// [`limits::REPEAT_MAX`]; every command refuses 0 the same way.
+pub fn repeats(n: u32) -> Result<usize, crate::error::BenchError> {
+    if (1..=limits::REPEAT_MAX).contains(&n) {
+        Ok(n as usize)
+    } else {
+        Err(crate::error::BenchError::usage(format!(
+            "--repeat must be between 1 and {} (got {n})",
+            limits::REPEAT_MAX
+        )))
+    }
 }
 
 /// A JSONL line longer than [`limits::LINE_BYTES_MAX`]: the message naming it, else `None`.

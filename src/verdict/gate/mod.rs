@@ -471,3 +471,5 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_blocks;
