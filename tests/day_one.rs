@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn bench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bench"));
+    let mut c = common::bench();
     c.env("CI", "1");
     c
 }

@@ -5,11 +5,8 @@ mod common;
 
 use common::{Config, Fault};
 use std::path::Path;
-use std::process::Command;
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 /// Every file under `dir`, as text.
 fn all_text(dir: &Path) -> String {

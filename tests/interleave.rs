@@ -3,12 +3,12 @@
 //! a configuration bench cannot reach is refused before anything runs, and the stored runs
 //! are judged again (`--control`, `--candidate`) to the same comparison.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 /// A small simulator scenario (a closed loop of 4: the runs couple their requests).
 fn scenario(dir: &Path) -> std::path::PathBuf {

@@ -6,11 +6,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 fn scenario(dir: &Path, api: &str) -> std::path::PathBuf {
     let p = dir.join(format!("{api}.toml"));

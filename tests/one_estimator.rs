@@ -6,11 +6,8 @@
 mod common;
 
 use common::Config;
-use std::process::Command;
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 #[test]
 fn run_and_compare_report_the_same_quantiles_for_the_same_run() {

@@ -7,12 +7,9 @@ mod common;
 
 use common::Config;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 fn fast() -> Config {
     Config {

@@ -2,13 +2,12 @@
 //! merged with `bench merge`, equal the unsharded run in requests and counts, and pool the
 //! shards' latencies.
 
+mod common;
+
 use bench::sim::http::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
-use std::process::Command;
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 #[test]
 fn three_shards_merge_into_the_unsharded_run() {

@@ -13,7 +13,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 fn bench() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bench"));
+    let mut c = common::bench();
     c.env("CI", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

@@ -5,7 +5,6 @@ mod common;
 
 use bench::sim::http::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
-use std::process::Command;
 
 fn start(kv: &[(&str, &str)], truth: Option<std::path::PathBuf>) -> SimServer {
     let mut opts = SimOptions::profile("small-gpu").unwrap();
@@ -203,9 +202,7 @@ fn faults_occur_at_their_configured_rates() {
     assert!(within(counts[&200], 0.7), "{counts:?}");
 }
 
-fn bench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench"))
-}
+use common::bench;
 
 fn scenario(dir: &std::path::Path, sim: &str) -> std::path::PathBuf {
     let p = dir.join("s.toml");

@@ -20,6 +20,17 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The `bench` binary under test.
+pub fn bench() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+}
+
+/// A run directory's `run.json`, read as bench reads it (typed, schema-checked).
+pub fn run_result(dir: &std::path::Path) -> bench::model::result::RunResult {
+    bench::model::result::RunResult::load(&dir.join("run.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fault {
     Status(u16),
