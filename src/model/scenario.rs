@@ -335,11 +335,12 @@ impl Slo {
 
 impl Scenario {
     /// The canonical JSON of everything that shapes the traffic: api, seed, request
-    /// parameters, workload (with the dataset's content hash), salt, load and SLOs. The name,
+    /// parameters, workload (with the dataset's content hash), salt (`null` at its default,
+    /// so that hashes from before the salt existed stay valid), load and SLOs. The name,
     /// description, endpoint, model and key variable are left out, so the same traffic against
-    /// another server or model compares. A field at its absent value (`null`, and `salt` at its
-    /// default) is left out too, so an optional field added to the schema leaves the hashes of
-    /// scenarios that do not use it unchanged.
+    /// another server or model compares. A field added to these sections changes every hash:
+    /// give it a serde default that serializes as before, or accept that baselines are
+    /// re-recorded (the repository's CI checks its committed baselines against their files).
     pub fn canonical(&self) -> serde_json::Value {
         canonical_of(&serde_json::to_value(self).unwrap_or_default())
     }
@@ -363,17 +364,18 @@ impl Scenario {
 /// stored file): see [`Scenario::canonical`].
 pub fn canonical_of(scenario: &serde_json::Value) -> serde_json::Value {
     let mut m = serde_json::Map::new();
-    for key in ["api", "seed", "request", "workload", "salt", "load", "slo"] {
+    for key in ["api", "seed", "request", "workload", "load", "slo"] {
         if let Some(v) = scenario.get(key) {
             m.insert(key.into(), v.clone());
         }
     }
-    if m.get("salt").and_then(|s| s.as_str()) == Some("per_run") {
-        m.remove("salt");
-    }
-    let mut v = serde_json::Value::Object(m);
-    prune_nulls(&mut v);
-    v
+    let salt = scenario
+        .get("salt")
+        .filter(|s| s.as_str() != Some("per_run"))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    m.insert("salt".into(), salt);
+    serde_json::Value::Object(m)
 }
 
 /// `path: a → b` for every field where two canonical scenarios differ, in path order.
@@ -381,18 +383,6 @@ pub fn canonical_changes(a: &serde_json::Value, b: &serde_json::Value) -> Vec<St
     let mut out = Vec::new();
     leaf_diff("", Some(a), Some(b), &mut out);
     out
-}
-
-/// Removes every `null` from objects, recursively (array elements keep their places).
-fn prune_nulls(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Object(m) => {
-            m.retain(|_, x| !x.is_null());
-            m.values_mut().for_each(prune_nulls);
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(prune_nulls),
-        _ => {}
-    }
 }
 
 /// Appends `path: a → b` for every leaf where `a` and `b` differ (objects are walked key by
