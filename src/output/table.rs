@@ -7,8 +7,6 @@ use std::fmt::Write;
 
 pub fn render(run: &RunResult) -> String {
     let s = &run.summary;
-    let c = &s.counts;
-    let t = &s.throughput;
     let mut o = String::new();
     let state = if run.complete {
         "complete"
@@ -26,6 +24,16 @@ pub fn render(run: &RunResult) -> String {
     for line in vars_lines(&run.vars) {
         let _ = writeln!(o, "  {line}");
     }
+    counts(&mut o, run);
+    figures(&mut o, run);
+    latency(&mut o, s);
+
+    o
+}
+
+/// The `requests:`, `sessions:` and `first chunk:` lines.
+fn counts(o: &mut String, run: &RunResult) {
+    let c = &run.summary.counts;
     let errors: u64 = c.errors.values().sum();
     let mut line = format!("  requests: {} sent, {} ok, {errors} errors", c.sent, c.ok);
     if errors > 0 {
@@ -80,6 +88,12 @@ pub fn render(run: &RunResult) -> String {
             f.requests, c.ok, f.gap_p50_ms
         );
     }
+}
+
+/// Throughput, tokens, prompt lengths, a trace's reuse and the server's own figures.
+fn figures(o: &mut String, run: &RunResult) {
+    let s = &run.summary;
+    let (c, t) = (&s.counts, &s.throughput);
     let mut tp = format!(
         "  throughput: {:.2} req/s, {:.1} output tok/s, {:.1} total tok/s over {:.2} s; peak concurrency {}",
         t.request_rps, t.output_tps, t.total_tps, t.window_s, t.peak_concurrency
@@ -144,6 +158,10 @@ pub fn render(run: &RunResult) -> String {
             }
         }
     }
+}
+
+/// The latency table, a conversation's by-turn table, and the definitions.
+fn latency(o: &mut String, s: &crate::model::summary::Summary) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -190,7 +208,6 @@ pub fn render(run: &RunResult) -> String {
         let _ = writeln!(o, "  {:<9} {}", l.name, l.definition);
     }
     let _ = writeln!(o, "  All latencies in ms over successful measured requests (send_lag, queue: every measured request); percentiles are type 7 (numpy's and vLLM's) over HDR-histogram values (3 significant digits).");
-    o
 }
 
 /// The optimization switches always shown for a simulator run.
