@@ -307,6 +307,15 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
     .into_iter()
     .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d.to_string()))
     .collect::<Vec<_>>();
+    optional_rows(s, &mut rows);
+    conversation_rows(s, &mut rows);
+    rows
+}
+
+/// Rows present only when the run has them: prompt-length error, goodput (after the
+/// throughputs), and one per error kind.
+fn optional_rows(s: &Summary, rows: &mut Vec<(String, String, String, String)>) {
+    let (t, c) = (&s.throughput, &s.counts);
     if let Some(e) = s.tokens.prompt_length_error_pct {
         rows.push((
             "prompt_length_error".into(),
@@ -334,6 +343,11 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
             "measured requests that ended in this error".into(),
         ));
     }
+}
+
+/// A conversation run's rows: its sessions, and TTFT/E2E by turn.
+fn conversation_rows(s: &Summary, rows: &mut Vec<(String, String, String, String)>) {
+    let c = &s.counts;
     if let Some(ss) = &c.sessions {
         for (name, unit, v, def) in [
             (
@@ -390,7 +404,6 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
             ));
         }
     }
-    rows
 }
 
 #[cfg(test)]

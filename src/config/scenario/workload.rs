@@ -362,24 +362,7 @@ fn conversation(
                     ))
                 }
             };
-            // The history is the next turn's prompt: its longest must be a prompt's length.
-            let turns_max = dist_max(turns.get_ref());
-            let system = system_tokens as u64;
-            let history =
-                system
-                    .saturating_add(turns_max.saturating_mul(
-                        dist_max(user.get_ref()).saturating_add(dist_max(&output)),
-                    ));
-            let most = crate::config::values::limits::HISTORY_TOKENS_MAX;
-            if history > most {
-                return Err(ctx.at(
-                    user.span(),
-                    "workload.user_tokens",
-                    format!(
-                        "a session can grow to {history} tokens of history (system + {turns_max} turns × (message + reply)), over the {most} any prompt may have — the history is the next turn's prompt, and held in memory; give fewer turns or shorter messages"
-                    ),
-                ));
-            }
+            check_history(ctx, &turns, system_tokens, &user, &output)?;
             (None, None, None, user.into_inner(), output)
         }
     };
@@ -396,6 +379,32 @@ fn conversation(
         dataset,
         None,
     ))
+}
+
+/// A conversation's longest history (system + every turn's message and reply) is the next
+/// turn's prompt, so it must stay within a prompt's bound; it is also held in memory.
+fn check_history(
+    ctx: &Ctx,
+    turns: &Spanned<LengthDist>,
+    system_tokens: u32,
+    user: &Spanned<LengthDist>,
+    output: &LengthDist,
+) -> Result<(), ScenarioError> {
+    let turns_max = dist_max(turns.get_ref());
+    let history = (system_tokens as u64).saturating_add(
+        turns_max.saturating_mul(dist_max(user.get_ref()).saturating_add(dist_max(output))),
+    );
+    let most = crate::config::values::limits::HISTORY_TOKENS_MAX;
+    if history > most {
+        return Err(ctx.at(
+            user.span(),
+            "workload.user_tokens",
+            format!(
+                "a session can grow to {history} tokens of history (system + {turns_max} turns × (message + reply)), over the {most} any prompt may have — the history is the next turn's prompt, and held in memory; give fewer turns or shorter messages"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A distribution's largest possible draw.
