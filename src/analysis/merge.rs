@@ -130,30 +130,8 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         not_sent += r.summary.counts.not_sent;
     }
     records.sort_by_key(|q| q.index);
-    // Peak concurrency from the aligned intervals: +1 at each send, −1 at each end.
-    let mut events: Vec<(u64, i64)> = records
-        .iter()
-        .flat_map(|q| [(q.sent_us, 1), (q.end_us, -1)])
-        .collect();
-    events.sort_by_key(|(t, d)| (*t, *d));
-    let (mut cur, mut peak) = (0i64, 0i64);
-    for (_, d) in events {
-        cur += d;
-        peak = peak.max(cur);
-    }
-    // Shards own whole sessions, so a merged run's session counts are their sums.
-    let per_shard: Vec<&SessionCounts> = runs
-        .iter()
-        .filter_map(|r| r.summary.counts.sessions.as_ref())
-        .collect();
-    let sum = |f: fn(&SessionCounts) -> u64| per_shard.iter().map(|s| f(s)).sum::<u64>();
-    let sessions = (!per_shard.is_empty()).then(|| SessionCounts {
-        planned: per_shard.iter().map(|s| s.planned).sum::<Option<u64>>(),
-        started: sum(|s| s.started),
-        completed: sum(|s| s.completed),
-        ended_early: sum(|s| s.ended_early),
-        turns_skipped: sum(|s| s.turns_skipped),
-    });
+    let peak = peak_concurrency(&records);
+    let sessions = sessions(&runs);
     let data = RunData {
         sessions,
         omitted: 0,
@@ -161,7 +139,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         records: records.clone(),
         itl_us: itl,
         not_sent,
-        peak_concurrency: peak.max(0) as u64,
+        peak_concurrency: peak,
         interrupted: runs.iter().any(|r| !r.complete),
         failure: runs.iter().find_map(|r| r.failure.clone()),
         run_start: tokio::time::Instant::now(),
@@ -193,6 +171,37 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         requests: records,
         shard: None,
         ..first
+    })
+}
+
+/// Peak concurrency from the aligned intervals: +1 at each send, −1 at each end.
+fn peak_concurrency(records: &[crate::model::record::RequestRecord]) -> u64 {
+    let mut events: Vec<(u64, i64)> = records
+        .iter()
+        .flat_map(|q| [(q.sent_us, 1), (q.end_us, -1)])
+        .collect();
+    events.sort_by_key(|(t, d)| (*t, *d));
+    let (mut cur, mut peak) = (0i64, 0i64);
+    for (_, d) in events {
+        cur += d;
+        peak = peak.max(cur);
+    }
+    peak.max(0) as u64
+}
+
+/// Shards own whole sessions, so a merged run's session counts are their sums.
+fn sessions(runs: &[RunResult]) -> Option<SessionCounts> {
+    let per_shard: Vec<&SessionCounts> = runs
+        .iter()
+        .filter_map(|r| r.summary.counts.sessions.as_ref())
+        .collect();
+    let sum = |f: fn(&SessionCounts) -> u64| per_shard.iter().map(|s| f(s)).sum::<u64>();
+    (!per_shard.is_empty()).then(|| SessionCounts {
+        planned: per_shard.iter().map(|s| s.planned).sum::<Option<u64>>(),
+        started: sum(|s| s.started),
+        completed: sum(|s| s.completed),
+        ended_early: sum(|s| s.ended_early),
+        turns_skipped: sum(|s| s.turns_skipped),
     })
 }
 
