@@ -43,22 +43,13 @@ pub fn render(run: &RunResult) -> Value {
         "date".into(),
         json!(run.started_at.format("%Y%m%d-%H%M%S").to_string()),
     );
-    o.insert(
-        "endpoint_type".into(),
-        json!(if run.api == Api::Chat {
-            "openai-chat"
-        } else {
-            "openai"
-        }),
-    );
-    o.insert(
-        "backend".into(),
-        json!(if run.api == Api::Chat {
-            "openai-chat"
-        } else {
-            "openai"
-        }),
-    );
+    let backend = if run.api == Api::Chat {
+        "openai-chat"
+    } else {
+        "openai"
+    };
+    o.insert("endpoint_type".into(), json!(backend));
+    o.insert("backend".into(), json!(backend));
     o.insert("label".into(), json!(run.run_id));
     o.insert("model_id".into(), json!(run.model));
     o.insert("tokenizer_id".into(), json!(run.model));
@@ -134,6 +125,13 @@ pub fn render(run: &RunResult) -> Value {
         "max_concurrent_requests".into(),
         json!(s.throughput.peak_concurrency),
     );
+    latency_keys(run, &mut o);
+    Value::Object(o)
+}
+
+/// vLLM's mean, median, std and p99 keys of TTFT, TPOT, ITL and E2E (`null` without values).
+fn latency_keys(run: &RunResult, o: &mut Map<String, Value>) {
+    let s = &run.summary;
     for (ours, theirs) in [
         (Latency::Ttft, "ttft"),
         (Latency::Tpot, "tpot"),
@@ -156,7 +154,6 @@ pub fn render(run: &RunResult) -> Value {
         );
         o.insert(format!("p99_{theirs}_ms"), json!(l.map(|l| l.p99)));
     }
-    Value::Object(o)
 }
 
 #[cfg(test)]
