@@ -201,65 +201,11 @@ impl SimOptions {
 
     /// Applies `key=value`; the error lists the keys when the key is unknown.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let v = value.trim();
-        let f = |what: &str| -> Result<f64, String> {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| format!("`{key}` needs {what} (got `{v}`)"))
+        let p = Val {
+            key,
+            v: value.trim(),
         };
-        let u = || -> Result<u64, String> {
-            v.parse::<u64>()
-                .map_err(|_| format!("`{key}` needs a whole number (got `{v}`)"))
-        };
-        // A whole number within `lo..=hi`: out of range is an error, never silently clamped.
-        let int = |lo: u64, hi: u64| -> Result<u32, String> {
-            let n = u()?;
-            if (lo..=hi).contains(&n) {
-                Ok(n as u32)
-            } else {
-                Err(format!("`{key}` must be between {lo} and {hi} (got {n})"))
-            }
-        };
-        // Milliseconds, at most a day.
-        let ms = || -> Result<f64, String> {
-            let x = f("milliseconds")?;
-            if x <= 86_400_000.0 {
-                Ok(x)
-            } else {
-                Err(format!(
-                    "`{key}` must be at most 86400000 ms, a day (got {x})"
-                ))
-            }
-        };
-        let onoff = || -> Result<bool, String> {
-            match v {
-                "on" | "true" | "1" | "yes" => Ok(true),
-                "off" | "false" | "0" | "no" => Ok(false),
-                _ => Err(format!("`{key}` is on or off (got `{v}`)")),
-            }
-        };
-        let rate = || -> Result<f64, String> {
-            let r = f("a rate between 0 and 1")?;
-            if r > 1.0 {
-                Err(format!("`{key}` is a rate between 0 and 1 (got {r})"))
-            } else {
-                Ok(r)
-            }
-        };
-        let quant = || {
-            Quant::parse(v)
-                .ok_or_else(|| format!("`{key}` is one of none, fp8, int8, int4 (got `{v}`)"))
-        };
-        // A hardware figure or an efficiency within what any device has: outside it, a step
-        // would take years of simulated time (or none).
-        let within = |x: f64, lo: f64, hi: f64| {
-            if (lo..=hi).contains(&x) {
-                Ok(x)
-            } else {
-                Err(format!("`{key}` must be between {lo} and {hi} (got {v})"))
-            }
-        };
+        let v = p.v;
         match key {
             "profile" => {
                 *self = SimOptions {
@@ -267,37 +213,41 @@ impl SimOptions {
                     ..SimOptions::profile(v)?
                 }
             }
-            "params_b" => self.params_b = within(f("billions of parameters")?, 0.001, 100_000.0)?,
-            "layers" => self.layers = int(1, 10_000)?,
-            "hidden" => self.hidden = int(1, 1_000_000)?,
-            "kv_heads" => self.kv_heads = int(1, 100_000)?,
-            "head_dim" => self.head_dim = int(1, 100_000)?,
-            "tflops" => self.tflops = within(f("TFLOP/s")?, 0.001, 1e6)?,
-            "memory_gb" => self.memory_gb = within(f("GB")?, 0.001, 1e6)?,
-            "bandwidth_gbs" => self.bandwidth_gbs = within(f("GB/s")?, 0.001, 1e6)?,
-            "link_gbs" => self.link_gbs = within(f("GB/s")?, 0.001, 1e6)?,
-            "mfu" => self.mfu = within(rate()?, 0.01, 1.0)?,
-            "bw_eff" => self.bw_eff = within(rate()?, 0.01, 1.0)?,
-            "step_overhead_ms" => self.step_overhead_ms = ms()?,
-            "max_num_seqs" => self.max_num_seqs = int(1, 1_000_000)?,
-            "max_num_batched_tokens" => self.max_num_batched_tokens = int(1, 100_000_000)?,
-            "gpu_memory_utilization" => self.gpu_memory_utilization = within(rate()?, 0.01, 1.0)?,
-            "kv_capacity_tokens" => self.kv_capacity_tokens = u()?,
-            "block_size" => self.block_size = int(1, 65_536)?,
-            "max_model_len" => self.max_model_len = int(1, 100_000_000)?,
-            "prefix_cache" => self.prefix_cache = onoff()?,
-            "chunked_prefill" => self.chunked_prefill = onoff()?,
-            "quant" => self.quant = quant()?,
-            "kv_quant" => self.kv_quant = quant()?,
+            "params_b" => {
+                self.params_b = p.within(p.f("billions of parameters")?, 0.001, 100_000.0)?
+            }
+            "layers" => self.layers = p.int(1, 10_000)?,
+            "hidden" => self.hidden = p.int(1, 1_000_000)?,
+            "kv_heads" => self.kv_heads = p.int(1, 100_000)?,
+            "head_dim" => self.head_dim = p.int(1, 100_000)?,
+            "tflops" => self.tflops = p.within(p.f("TFLOP/s")?, 0.001, 1e6)?,
+            "memory_gb" => self.memory_gb = p.within(p.f("GB")?, 0.001, 1e6)?,
+            "bandwidth_gbs" => self.bandwidth_gbs = p.within(p.f("GB/s")?, 0.001, 1e6)?,
+            "link_gbs" => self.link_gbs = p.within(p.f("GB/s")?, 0.001, 1e6)?,
+            "mfu" => self.mfu = p.within(p.rate()?, 0.01, 1.0)?,
+            "bw_eff" => self.bw_eff = p.within(p.rate()?, 0.01, 1.0)?,
+            "step_overhead_ms" => self.step_overhead_ms = p.ms()?,
+            "max_num_seqs" => self.max_num_seqs = p.int(1, 1_000_000)?,
+            "max_num_batched_tokens" => self.max_num_batched_tokens = p.int(1, 100_000_000)?,
+            "gpu_memory_utilization" => {
+                self.gpu_memory_utilization = p.within(p.rate()?, 0.01, 1.0)?
+            }
+            "kv_capacity_tokens" => self.kv_capacity_tokens = p.u()?,
+            "block_size" => self.block_size = p.int(1, 65_536)?,
+            "max_model_len" => self.max_model_len = p.int(1, 100_000_000)?,
+            "prefix_cache" => self.prefix_cache = p.onoff()?,
+            "chunked_prefill" => self.chunked_prefill = p.onoff()?,
+            "quant" => self.quant = p.quant()?,
+            "kv_quant" => self.kv_quant = p.quant()?,
             "spec" => {
                 self.spec = match v {
                     "off" | "0" => 0,
                     "on" => 3,
-                    _ => int(0, 16)?,
+                    _ => p.int(0, 16)?,
                 }
             }
-            "spec_alpha" => self.spec_alpha = rate()?,
-            "draft_ratio" => self.draft_ratio = within(f("a fraction")?, 0.0001, 1.0)?,
+            "spec_alpha" => self.spec_alpha = p.rate()?,
+            "draft_ratio" => self.draft_ratio = p.within(p.f("a fraction")?, 0.0001, 1.0)?,
             "draft_quant" => {
                 self.draft_quant_same = match v {
                     "same" => true,
@@ -305,17 +255,17 @@ impl SimOptions {
                     _ => return Err(format!("`draft_quant` is `same` or `none` (got `{v}`)")),
                 }
             }
-            "tp" => self.tp = int(1, 64)?,
-            "seed" => self.seed = u()?,
-            "eos_mean_tokens" => self.eos_mean_tokens = int(1, 2_000_000)?,
-            "fault_500" => self.fault_500 = rate()?,
-            "fault_429" => self.fault_429 = rate()?,
-            "fault_503" => self.fault_503 = rate()?,
-            "fault_stall" => self.fault_stall = rate()?,
-            "stall_ms" => self.stall_ms = ms()?,
-            "fault_disconnect" => self.fault_disconnect = rate()?,
-            "fault_malformed" => self.fault_malformed = rate()?,
-            "header_delay_ms" => self.header_delay_ms = ms()?,
+            "tp" => self.tp = p.int(1, 64)?,
+            "seed" => self.seed = p.u()?,
+            "eos_mean_tokens" => self.eos_mean_tokens = p.int(1, 2_000_000)?,
+            "fault_500" => self.fault_500 = p.rate()?,
+            "fault_429" => self.fault_429 = p.rate()?,
+            "fault_503" => self.fault_503 = p.rate()?,
+            "fault_stall" => self.fault_stall = p.rate()?,
+            "stall_ms" => self.stall_ms = p.ms()?,
+            "fault_disconnect" => self.fault_disconnect = p.rate()?,
+            "fault_malformed" => self.fault_malformed = p.rate()?,
+            "header_delay_ms" => self.header_delay_ms = p.ms()?,
             other => {
                 let keys: Vec<String> = self.entries().into_iter().map(|(k, _)| k).collect();
                 return Err(format!(
@@ -369,6 +319,98 @@ impl SimOptions {
             self.quant
         } else {
             Quant::None
+        }
+    }
+}
+
+/// One `key=value` of [`SimOptions::set`], read as the option needs it; every error names the
+/// key and what it needs.
+struct Val<'a> {
+    key: &'a str,
+    v: &'a str,
+}
+
+impl Val<'_> {
+    /// A finite number ≥ 0.
+    fn f(&self, what: &str) -> Result<f64, String> {
+        let (key, v) = (self.key, self.v);
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| format!("`{key}` needs {what} (got `{v}`)"))
+    }
+
+    fn u(&self) -> Result<u64, String> {
+        let (key, v) = (self.key, self.v);
+        v.parse::<u64>()
+            .map_err(|_| format!("`{key}` needs a whole number (got `{v}`)"))
+    }
+
+    /// A whole number within `lo..=hi`: out of range is an error, never silently clamped.
+    fn int(&self, lo: u64, hi: u64) -> Result<u32, String> {
+        let n = self.u()?;
+        if (lo..=hi).contains(&n) {
+            Ok(n as u32)
+        } else {
+            Err(format!(
+                "`{}` must be between {lo} and {hi} (got {n})",
+                self.key
+            ))
+        }
+    }
+
+    /// Milliseconds, at most a day.
+    fn ms(&self) -> Result<f64, String> {
+        let x = self.f("milliseconds")?;
+        if x <= 86_400_000.0 {
+            Ok(x)
+        } else {
+            Err(format!(
+                "`{}` must be at most 86400000 ms, a day (got {x})",
+                self.key
+            ))
+        }
+    }
+
+    fn onoff(&self) -> Result<bool, String> {
+        match self.v {
+            "on" | "true" | "1" | "yes" => Ok(true),
+            "off" | "false" | "0" | "no" => Ok(false),
+            v => Err(format!("`{}` is on or off (got `{v}`)", self.key)),
+        }
+    }
+
+    fn rate(&self) -> Result<f64, String> {
+        let r = self.f("a rate between 0 and 1")?;
+        if r > 1.0 {
+            Err(format!(
+                "`{}` is a rate between 0 and 1 (got {r})",
+                self.key
+            ))
+        } else {
+            Ok(r)
+        }
+    }
+
+    fn quant(&self) -> Result<Quant, String> {
+        Quant::parse(self.v).ok_or_else(|| {
+            format!(
+                "`{}` is one of none, fp8, int8, int4 (got `{}`)",
+                self.key, self.v
+            )
+        })
+    }
+
+    /// A hardware figure or an efficiency within what any device has: outside it, a step
+    /// would take years of simulated time (or none).
+    fn within(&self, x: f64, lo: f64, hi: f64) -> Result<f64, String> {
+        if (lo..=hi).contains(&x) {
+            Ok(x)
+        } else {
+            Err(format!(
+                "`{}` must be between {lo} and {hi} (got {})",
+                self.key, self.v
+            ))
         }
     }
 }
