@@ -72,11 +72,21 @@ fn quantiles(run: &RunResult, m: Latency) -> Option<(f64, f64, f64)> {
 
 pub fn diagnose(run: &RunResult) -> Vec<Finding> {
     let sm = run.server_metrics.as_ref().filter(|m| m.engine.is_some());
-    let c = &run.summary.counts;
-    let slo = &run.scenario.slo;
     let known_conflicts = conflicts(run, sm);
     let mut out = Vec::new();
 
+    stability(run, sm, &mut out);
+    ttft(run, sm, &known_conflicts, &mut out);
+    tpot(run, sm, &known_conflicts, &mut out);
+    tail(run, sm, &mut out);
+    capacity(run, &mut out);
+    out.sort_by_key(|f| f.area);
+    out
+}
+
+/// The stability row of the decision tree (first: an OOM or an error storm erases every gain).
+fn stability(run: &RunResult, sm: Option<&ServerMetrics>, out: &mut Vec<Finding>) {
+    let c = &run.summary.counts;
     // 1. Stability first: an OOM or error storm destroys every gain.
     let errors: u64 = c.errors.values().sum();
     if c.sent > 0 && errors as f64 / c.sent as f64 > Limits::ERROR_RATE {
@@ -98,7 +108,16 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
             conflicts: vec![],
         });
     }
+}
 
+/// The TTFT row of the decision tree.
+fn ttft(
+    run: &RunResult,
+    sm: Option<&ServerMetrics>,
+    known_conflicts: &[String],
+    out: &mut Vec<Finding>,
+) {
+    let slo = &run.scenario.slo;
     // 2. TTFT.
     let ttft_limit = slo.ttft_ms.unwrap_or(Limits::TTFT_P95_MS);
     let ttft_p95 = quantiles(run, Latency::Ttft).map(|q| q.1);
@@ -201,10 +220,19 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
             title: format!("TTFT high — {cause}{also}"),
             evidence,
             techniques: list(techniques),
-            conflicts: known_conflicts.clone(),
+            conflicts: known_conflicts.to_vec(),
         });
     }
+}
 
+/// The TPOT row of the decision tree.
+fn tpot(
+    run: &RunResult,
+    sm: Option<&ServerMetrics>,
+    known_conflicts: &[String],
+    out: &mut Vec<Finding>,
+) {
+    let slo = &run.scenario.slo;
     // 3. TPOT.
     let tpot_limit = slo.tpot_ms.unwrap_or(Limits::TPOT_P95_MS);
     let tpot_p95 = quantiles(run, Latency::Tpot).map(|q| q.1);
@@ -224,10 +252,13 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
                 "preemption / max_num_seqs tuning",
                 "tensor parallelism",
             ]),
-            conflicts: known_conflicts.clone(),
+            conflicts: known_conflicts.to_vec(),
         });
     }
+}
 
+/// The tail-latency row of the decision tree.
+fn tail(run: &RunResult, sm: Option<&ServerMetrics>, out: &mut Vec<Finding>) {
     // 4. Tail latency.
     let ratio = |m: Latency| {
         let (p50, _, p99) = quantiles(run, m)?;
@@ -292,7 +323,10 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
             conflicts: vec![],
         });
     }
+}
 
+/// The capacity row: an open loop the server cannot keep up with.
+fn capacity(run: &RunResult, out: &mut Vec<Finding>) {
     // 5. Capacity: an open loop the server cannot keep up with.
     if let Some((offered, achieved)) = keep_up(run) {
         if achieved < Limits::KEEP_UP * offered {
@@ -318,8 +352,6 @@ pub fn diagnose(run: &RunResult) -> Vec<Finding> {
             });
         }
     }
-    out.sort_by_key(|f| f.area);
-    out
 }
 
 /// An open loop's arrival rate as sent — (n − 1) over the span from the first to the last
