@@ -21,6 +21,17 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// `bench validate` of a scenario file written from `toml` (as `name` in `dir`): asserts exit 2
+/// and returns what it printed.
+fn refused_at_validate(dir: &Path, name: &str, toml: &str) -> String {
+    let s = dir.join(name);
+    std::fs::write(&s, toml).unwrap();
+    let o = bench().arg("validate").arg(&s).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    t
+}
+
 /// Records a 2-repetition baseline of `scenario` into `store`; the server's request count after.
 fn record(scenario: &Path, store: &Path, out: &Path, log: &common::Log) -> usize {
     let o = bench()
@@ -265,20 +276,11 @@ fn a_run_whose_every_request_failed_shows_no_latency_and_no_connection() {
 
 #[test]
 fn quiet_silences_repetition_lines_and_a_log_gets_progress_lines() {
-    let (addr, _log) = common::spawn_background(Config::default());
+    let (addr, log) = common::spawn_background(Config::default());
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
     let store = dir.path().join("store");
-    let mut quiet = bench();
-    quiet
-        .arg("baseline")
-        .arg(&scenario)
-        .arg("--baselines")
-        .arg(&store)
-        .args(["--repeat", "2", "-q", "--out"])
-        .arg(dir.path().join("b"));
-    let o = quiet.output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    record(&scenario, &store, &dir.path().join("b"), &log);
     let o = bench()
         .arg("compare")
         .arg(&scenario)
@@ -369,19 +371,10 @@ fn report_draws_a_baseline_and_a_stored_comparison() {
         "{html}"
     );
 
-    let (addr, _log) = common::spawn_background(Config::default());
+    let (addr, log) = common::spawn_background(Config::default());
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 20");
     let store = dir.path().join("store");
-    let o = bench()
-        .arg("baseline")
-        .arg(&scenario)
-        .arg("--baselines")
-        .arg(&store)
-        .args(["--repeat", "2", "-q", "--out"])
-        .arg(dir.path().join("b"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    record(&scenario, &store, &dir.path().join("b"), &log);
     let json = dir.path().join("cmp.json");
     let o = bench()
         .arg("compare")
@@ -407,15 +400,11 @@ fn report_draws_a_baseline_and_a_stored_comparison() {
 #[test]
 fn a_float_json_cannot_carry_and_an_occupied_out_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let s = dir.path().join("nan.toml");
-    std::fs::write(
-        &s,
+    let t = refused_at_validate(
+        dir.path(),
+        "nan.toml",
         "name = \"n\"\n[request.extra]\ntop_p = nan\n[workload]\ntype = \"synthetic\"\ninput_tokens = 8\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 2\n",
-    )
-    .unwrap();
-    let o = bench().arg("validate").arg(&s).output().unwrap();
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
+    );
     assert!(
         t.contains("request.extra.top_p") && t.contains("nan.toml:"),
         "{t}"
@@ -446,15 +435,11 @@ fn a_float_json_cannot_carry_and_an_occupied_out_are_refused() {
 #[test]
 fn inputs_that_would_exhaust_memory_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let conv = dir.path().join("conv.toml");
-    std::fs::write(
-        &conv,
+    let t = refused_at_validate(
+        dir.path(),
+        "conv.toml",
         "name = \"c\"\n[workload]\ntype = \"conversation\"\nturns = 999\nuser_tokens = 2000000\noutput_tokens = 32\n[load]\nconcurrency = 1\nsessions = 2\n",
-    )
-    .unwrap();
-    let o = bench().arg("validate").arg(&conv).output().unwrap();
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
+    );
     assert!(
         t.contains("workload.user_tokens") && t.contains("history"),
         "{t}"
@@ -464,15 +449,11 @@ fn inputs_that_would_exhaust_memory_are_refused_with_the_reason() {
     let data = dir.path().join("d.jsonl");
     let long = format!("{{\"prompt\": \"{}\"}}", "a".repeat(33 << 20));
     std::fs::write(&data, format!("{{\"prompt\": \"hi\"}}\n{long}\n")).unwrap();
-    let s = dir.path().join("d.toml");
-    std::fs::write(
-        &s,
+    let t = refused_at_validate(
+        dir.path(),
+        "d.toml",
         "name = \"d\"\n[workload]\ntype = \"dataset\"\npath = \"d.jsonl\"\noutput_tokens = 4\n[load]\nconcurrency = 1\nrequests = 2\n",
-    )
-    .unwrap();
-    let o = bench().arg("validate").arg(&s).output().unwrap();
-    let t = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{t}");
+    );
     assert!(t.contains("d.jsonl:2") && t.contains("MB"), "{t}");
 }
 
