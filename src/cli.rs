@@ -281,7 +281,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "baselines")]
     pub baselines: PathBuf,
     /// Runs of the candidate (default 3): the run-to-run spread of both arms is the gate's
-    /// noise, so one candidate run cannot show its own (see README, "The decision"). With
+    /// noise, so one candidate run cannot show its own (see docs/gate.md). With
     /// --interleave, ABBA blocks of one control and one candidate run (default 6, the fewest
     /// the gate judges in pairs).
     #[arg(long)]

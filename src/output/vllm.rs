@@ -1,7 +1,7 @@
 //! `--export vllm-json FILE`: the keys `vllm bench serve --save-result` writes, so dashboards
 //! built for vLLM's result files read our runs.
 //!
-//! Mapping and definition differences (also in the README):
+//! Mapping and definition differences (also in docs/commands.md):
 //! * `duration` — our measured window (earliest intended send → latest end), not vLLM's wall
 //!   time from the first send; `request_throughput`, `output_throughput`,
 //!   `total_token_throughput`, `request_goodput` divide by it.
