@@ -5,6 +5,7 @@ use crate::cli::BaselineArgs;
 use crate::config::run::RunSpec;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
+use crate::session::repeat::{repeat, Layout, Stopped};
 use crate::session::Session;
 use crate::verdict::baseline as store;
 use crate::{output, EXIT_ERROR, EXIT_OK};
@@ -35,26 +36,29 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     let session = Session::new(spec)?;
     let stem = session.out_dir(&format!("{}-baseline", session.spec().scenario.name));
     output::check_fresh(&stem)?;
-    let mut reps = Vec::new();
-    for i in 1..=args.repeat {
-        if !args.opts.quiet {
-            crate::say!("baseline {}: repetition {i} of {}", args.name, args.repeat);
-        }
-        let run = session.run_to(&stem.join(format!("rep{i}")), false).await?;
-        if !run.complete {
-            return Ok(EXIT_ERROR);
-        }
+    let label = format!("baseline {}", args.name);
+    let layout = Layout {
+        out: &stem,
+        numbered: true,
+        label: &label,
+    };
+    let done = repeat(&session, args.repeat as usize, &layout, |i, run| {
         // Refused as it is recorded, not at the first compare: a baseline of a server that
         // was down is no baseline.
-        store::check_recorded(&run).map_err(|m| {
+        store::check_recorded(run).map_err(|m| {
             BenchError::Runtime(format!(
                 "baseline {} not stored: repetition {i} {m}; its runs are under {} — fix the endpoint or the scenario and record again",
                 args.name,
                 stem.display()
             ))
-        })?;
-        reps.push(run);
-    }
+        })
+    })
+    .await?;
+    let reps = match done.stopped {
+        None => done.runs,
+        Some(Stopped::Interrupted) => return Ok(EXIT_ERROR),
+        Some(Stopped::Failed(e)) => return Err(e),
+    };
     let b = Baseline::new(&args.name, reps)?;
     store::save(&b, &path, args.force)?;
     crate::out_text!("{}", output::baseline::summary(&b));

@@ -10,6 +10,7 @@ use crate::config::thresholds::{self, GateConfig};
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
 use crate::model::result::RunResult;
+use crate::session::repeat::{repeat, Layout, Stopped};
 use crate::session::Session;
 use crate::verdict::stored::{self as stored_runs, Role};
 use crate::verdict::{baseline as store, compare::compare, gate};
@@ -176,44 +177,37 @@ async fn measured(
     let session = Session::new(spec)?;
     let out = session.out_dir(&session.spec().scenario.name);
     output::check_fresh(&out)?;
-    let mut runs = Vec::new();
-    for i in 1..=k {
-        let dir = if k == 1 {
-            out.clone()
-        } else {
-            out.join(format!("rep{i}"))
-        };
-        if k > 1 && !args.opts.quiet {
-            crate::say!("candidate: repetition {i} of {k}");
+    let layout = Layout {
+        out: &out,
+        numbered: false,
+        label: "candidate",
+    };
+    let done = repeat(&session, k, &layout, |_, _| Ok(())).await?;
+    let hint = || {
+        kept(
+            !done.runs.is_empty(),
+            &format!("the {} candidate runs finished are", done.runs.len()),
+            &out,
+            &format!("--candidate {}", out.display()),
+            args,
+        )
+    };
+    match &done.stopped {
+        None => {
+            crate::say!("candidate runs written to {}", out.display());
+            Ok(Some(done.runs))
         }
-        let so_far = format!("the {} candidate runs finished are", i - 1);
-        let hint = || {
-            kept(
-                i > 1,
-                &so_far,
-                &out,
-                &format!("--candidate {}", out.display()),
-                args,
-            )
-        };
-        let run = match session.run_to(&dir, false).await {
-            Ok(run) => run,
-            Err(e) if i > 1 => {
-                crate::say!("error: {e}{}", hint());
-                return Ok(None);
-            }
-            Err(e) => return Err(e),
-        };
-        if !run.complete {
-            if i > 1 {
+        Some(Stopped::Failed(e)) => {
+            crate::say!("error: {e}{}", hint());
+            Ok(None)
+        }
+        Some(Stopped::Interrupted) => {
+            if !done.runs.is_empty() {
                 crate::say!("{}", hint().trim_start());
             }
-            return Ok(None);
+            Ok(None)
         }
-        runs.push(run);
     }
-    crate::say!("candidate runs written to {}", out.display());
-    Ok(Some(runs))
 }
 
 /// After a compare stopped part-way with runs on disk (`any`): where they are (`what` are

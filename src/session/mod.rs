@@ -12,6 +12,7 @@
 pub mod environment;
 pub mod progress;
 pub mod prompts;
+pub mod repeat;
 pub mod signals;
 
 use crate::config::run::RunSpec;
