@@ -258,6 +258,69 @@ impl Generator {
         self.build(index, Some(delta))
     }
 
+    /// A trace row's prompt: whole blocks of `block_tokens` each (their text calibrated to
+    /// that when block lengths were calibrated), then a partial block or words of this request
+    /// alone, where the word correction applies.
+    fn trace_prompt(
+        &self,
+        index: u64,
+        block_tokens: u32,
+        adjusted: &dyn Fn(u32) -> u32,
+        rng: &mut ChaCha8Rng,
+    ) -> (String, Option<u32>, u32, String) {
+        // The scenario loader always attaches the trace it validated, and the plan
+        // never asks past its rows.
+        let t = self
+            .trace
+            .as_ref()
+            .expect("trace workload carries its trace");
+        let row = &t.rows[(index as usize).min(t.rows.len() - 1)];
+        // Token budget: whole blocks take `block_tokens` each (their text calibrated
+        // to that when block lengths were calibrated), then a partial block or words
+        // of this request alone; the word correction applies to that last part.
+        let mut left = row.input_tokens.saturating_sub(self.salt_words());
+        let mut parts: Vec<String> = Vec::new();
+        for id in &row.hash_ids {
+            if left < block_tokens {
+                break;
+            }
+            let words_n = self.block_words.get(id).copied().unwrap_or(block_tokens);
+            parts.push(trace_block(self.seed, *id, words_n));
+            left -= block_tokens;
+        }
+        let whole = parts.len();
+        let last = adjusted(left) as i64;
+        let last = if left == 0 {
+            // Whole blocks only: a correction adds words of its own, or (negative)
+            // is dropped — the blocks themselves stay as they are.
+            (last - left as i64).max(0) as u32
+        } else {
+            last.max(1) as u32
+        };
+        if last > 0 {
+            match row.hash_ids.get(whole) {
+                // A partial block: its leading words, shared with every request that
+                // sends this block.
+                Some(id) if left > 0 => {
+                    let full = trace_block(self.seed, *id, last.max(block_tokens));
+                    parts.push(
+                        full.split(' ')
+                            .take(last as usize)
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                }
+                _ => parts.push(words(rng, last)),
+            }
+        }
+        (
+            self.salted(parts.join(" ")),
+            Some(row.input_tokens),
+            row.output_tokens,
+            String::new(),
+        )
+    }
+
     fn build(&self, index: u64, delta: Option<i32>) -> RequestSpec {
         // A conversation's index here is a session: its first turn stands for it.
         if let Some(g) = &self.sessions {
@@ -316,57 +379,7 @@ impl Generator {
                 )
             }
             Workload::Trace { block_tokens, .. } => {
-                // The scenario loader always attaches the trace it validated, and the plan
-                // never asks past its rows.
-                let t = self
-                    .trace
-                    .as_ref()
-                    .expect("trace workload carries its trace");
-                let row = &t.rows[(index as usize).min(t.rows.len() - 1)];
-                // Token budget: whole blocks take `block_tokens` each (their text calibrated
-                // to that when block lengths were calibrated), then a partial block or words
-                // of this request alone; the word correction applies to that last part.
-                let mut left = row.input_tokens.saturating_sub(self.salt_words());
-                let mut parts: Vec<String> = Vec::new();
-                for id in &row.hash_ids {
-                    if left < *block_tokens {
-                        break;
-                    }
-                    let words_n = self.block_words.get(id).copied().unwrap_or(*block_tokens);
-                    parts.push(trace_block(self.seed, *id, words_n));
-                    left -= block_tokens;
-                }
-                let whole = parts.len();
-                let last = adjusted(left) as i64;
-                let last = if left == 0 {
-                    // Whole blocks only: a correction adds words of its own, or (negative)
-                    // is dropped — the blocks themselves stay as they are.
-                    (last - left as i64).max(0) as u32
-                } else {
-                    last.max(1) as u32
-                };
-                if last > 0 {
-                    match row.hash_ids.get(whole) {
-                        // A partial block: its leading words, shared with every request that
-                        // sends this block.
-                        Some(id) if left > 0 => {
-                            let full = trace_block(self.seed, *id, last.max(*block_tokens));
-                            parts.push(
-                                full.split(' ')
-                                    .take(last as usize)
-                                    .collect::<Vec<_>>()
-                                    .join(" "),
-                            );
-                        }
-                        _ => parts.push(words(&mut rng, last)),
-                    }
-                }
-                (
-                    self.salted(parts.join(" ")),
-                    Some(row.input_tokens),
-                    row.output_tokens,
-                    String::new(),
-                )
+                self.trace_prompt(index, *block_tokens, &adjusted, &mut rng)
             }
             Workload::Conversation { .. } => unreachable!("conversations are built by sessions"),
             Workload::Dataset {
