@@ -56,22 +56,34 @@ fn every_committed_baseline_matches_its_scenario() {
 }
 
 /// The shipped gate recipe, as a user's CI runs it (`ci/gate.sh` against the committed
-/// baseline, on the embedded simulator), exits 0.
+/// baseline, on the embedded simulator), exits 0. At α = 0.001, as every A/A check of this
+/// repository's CI: a check must not fail by design in 5 % of CI runs (the default α's
+/// false-fail rate is measured elsewhere, docs/gate-validation.md).
 #[test]
 fn the_shipped_gate_recipe_passes_against_the_committed_baseline() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new("bash")
-        .arg(root.join("ci/gate.sh"))
-        .args(["-q", "--out"])
-        .arg(out.path().join("gate"))
-        .env("BENCH", env!("CARGO_BIN_EXE_bench"))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(0), "ci/gate.sh: {text}");
+    let gate = |attempt: u32| {
+        let o = std::process::Command::new("bash")
+            .arg(root.join("ci/gate.sh"))
+            .args(["-q", "--alpha", "0.001", "--out"])
+            .arg(out.path().join(format!("gate{attempt}")))
+            .env("BENCH", env!("CARGO_BIN_EXE_bench"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), text)
+    };
+    // The simulator runs in real time: a shared machine can stall a whole run, so an exit 1
+    // is run again once (as ci/gate-selftest.sh does); a real mismatch fails both, and a
+    // refusal (exit 2) is never retried.
+    let (mut code, mut text) = gate(1);
+    if code == Some(1) {
+        (code, text) = gate(2);
+    }
+    assert_eq!(code, Some(0), "ci/gate.sh: {text}");
 }
