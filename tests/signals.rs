@@ -10,52 +10,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Starts `bench run` of `load` (timeouts long enough that only a signal ends a stalled
-/// request), returning the child and its output directory.
-fn start(
-    dir: &Path,
-    addr: std::net::SocketAddr,
-    load: &str,
-    grace: &str,
-) -> (Child, std::path::PathBuf) {
-    let scenario = common::scenario(dir, addr, "", load);
-    let text = std::fs::read_to_string(&scenario)
-        .unwrap()
-        .replace("first_token_timeout_s = 0.5", "first_token_timeout_s = 120")
-        .replace("timeout_s = 5", "timeout_s = 240");
-    std::fs::write(&scenario, text).unwrap();
-    let out = dir.join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .arg("run")
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .args(["-q", "--grace", grace])
-        .env("CI", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    (child, out)
-}
-
-/// Waits until the server has received `n` requests (the run is under way).
-fn wait_for_requests(log: &Log, n: usize) {
-    let until = Instant::now() + Duration::from_secs(60);
-    while log
-        .received
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|r| r.path.contains("completions"))
-        .count()
-        < n
-    {
-        assert!(Instant::now() < until, "the run never sent {n} requests");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn sigterm(child: &Child) {
     let ok = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -101,8 +55,8 @@ fn sigterm_keeps_the_partial_run_like_ctrl_c() {
     };
     let (addr, log) = common::spawn_background(cfg);
     let dir = tempfile::tempdir().unwrap();
-    let (child, out) = start(dir.path(), addr, "concurrency = 2\nrequests = 200", "30");
-    wait_for_requests(&log, 4);
+    let (child, out) = common::start_run(dir.path(), addr, "concurrency = 2\nrequests = 200", "30");
+    common::wait_for_requests(&log, 4);
     sigterm(&child);
     let (code, err) = finish(child);
     assert_eq!(code, Some(2), "{err}");
@@ -131,8 +85,8 @@ fn a_second_signal_ends_the_grace_at_once() {
     }
     let (addr, log) = common::spawn_background(cfg);
     let dir = tempfile::tempdir().unwrap();
-    let (child, out) = start(dir.path(), addr, "concurrency = 2\nrequests = 4", "600");
-    wait_for_requests(&log, 2);
+    let (child, out) = common::start_run(dir.path(), addr, "concurrency = 2\nrequests = 4", "600");
+    common::wait_for_requests(&log, 2);
     sigterm(&child);
     std::thread::sleep(Duration::from_millis(300));
     sigterm(&child);
@@ -180,7 +134,7 @@ fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_requests(&log, 2);
+    common::wait_for_requests(&log, 2);
     sigterm(&child);
     let (code, err) = finish(child);
     assert_eq!(code, Some(2), "{err}");
@@ -241,7 +195,7 @@ fn a_stopped_compare_says_how_to_judge_the_runs_it_kept() {
     ])
     .spawn()
     .unwrap();
-    wait_for_requests(&log, 6); // the baseline's 2, repetition 1's 2, repetition 2's 2
+    common::wait_for_requests(&log, 6); // the baseline's 2, repetition 1's 2, repetition 2's 2
     sigterm(&child);
     let (code, err) = finish(child);
     assert_eq!(code, Some(2), "{err}");

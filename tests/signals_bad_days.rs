@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{Config, Fault, Log};
+use common::{Config, Fault};
 use std::io::BufRead;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -18,17 +17,6 @@ fn bench() -> Command {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     c
-}
-
-/// A scenario whose requests only a signal ends (long timeouts).
-fn scenario(dir: &Path, addr: std::net::SocketAddr, load: &str) -> std::path::PathBuf {
-    let p = common::scenario(dir, addr, "", load);
-    let text = std::fs::read_to_string(&p)
-        .unwrap()
-        .replace("first_token_timeout_s = 0.5", "first_token_timeout_s = 120")
-        .replace("timeout_s = 5", "timeout_s = 240");
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 /// The child's stderr, line by line, on a channel (and every line kept for the report).
@@ -59,14 +47,6 @@ fn wait_for_line(rx: &Receiver<String>, want: &str, seen: &mut String) {
         }
     }
     panic!("no line with `{want}` within a minute: {seen}");
-}
-
-fn wait_for_requests(log: &Log, n: usize) {
-    let until = Instant::now() + Duration::from_secs(60);
-    while log.received.lock().unwrap().len() < n {
-        assert!(Instant::now() < until, "the run never sent {n} requests");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Sends `signal` `times` times, 20 ms apart (closer, the kernel itself keeps one pending
@@ -112,19 +92,11 @@ fn sigterm_with_stderr_a_closed_pipe_still_keeps_the_partial_run() {
     };
     let (addr, log) = common::spawn_background(cfg);
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), addr, "concurrency = 2\nrequests = 200");
-    let out = dir.path().join("out");
-    let mut child = bench()
-        .arg("run")
-        .arg(&s)
-        .arg("--out")
-        .arg(&out)
-        .args(["--grace", "30"])
-        .spawn()
-        .unwrap();
+    let (mut child, out) =
+        common::start_run(dir.path(), addr, "concurrency = 2\nrequests = 200", "30");
     // Nobody reads stderr any more: every write to it fails (EPIPE).
     drop(child.stderr.take());
-    wait_for_requests(&log, 4);
+    common::wait_for_requests(&log, 4);
     kill(&child, "TERM", 1);
     assert_eq!(exit_code(child), Some(2));
     let run: serde_json::Value =
@@ -136,7 +108,7 @@ fn sigterm_with_stderr_a_closed_pipe_still_keeps_the_partial_run() {
 fn a_signal_during_a_start_at_wait_stops_the_run_before_it_sends() {
     let (addr, log) = common::spawn_background(Config::default());
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), addr, "concurrency = 1\nrequests = 4");
+    let s = common::patient_scenario(dir.path(), addr, "concurrency = 1\nrequests = 4");
     let out = dir.path().join("out");
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -169,7 +141,7 @@ fn a_signal_during_a_start_at_wait_stops_the_run_before_it_sends() {
 fn a_signal_during_the_first_switch_command_ends_the_compare_saying_so() {
     let (addr, _log) = common::spawn_background(Config::default());
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), addr, "concurrency = 1\nrequests = 2");
+    let s = common::patient_scenario(dir.path(), addr, "concurrency = 1\nrequests = 2");
     let store = dir.path().join("store");
     let o = Command::new(env!("CARGO_BIN_EXE_bench"))
         .arg("baseline")
@@ -228,18 +200,10 @@ fn two_signals_back_to_back_count_as_two() {
     }
     let (addr, log) = common::spawn_background(cfg);
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), addr, "concurrency = 2\nrequests = 4");
-    let out = dir.path().join("out");
-    let mut child = bench()
-        .arg("run")
-        .arg(&s)
-        .arg("--out")
-        .arg(&out)
-        .args(["--grace", "600"])
-        .spawn()
-        .unwrap();
+    let (mut child, _out) =
+        common::start_run(dir.path(), addr, "concurrency = 2\nrequests = 4", "600");
     let rx = lines(&mut child);
-    wait_for_requests(&log, 2);
+    common::wait_for_requests(&log, 2);
     let t0 = Instant::now();
     kill(&child, "TERM", 2);
     let code = exit_code(child);

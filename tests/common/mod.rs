@@ -25,6 +25,62 @@ pub fn bench() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
 }
 
+/// [`scenario`] with timeouts long enough (120 s to the first token, 240 s in all) that only
+/// a signal ends a stalled request.
+pub fn patient_scenario(dir: &std::path::Path, addr: SocketAddr, load: &str) -> std::path::PathBuf {
+    let p = scenario(dir, addr, "", load);
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("first_token_timeout_s = 0.5", "first_token_timeout_s = 120")
+        .replace("timeout_s = 5", "timeout_s = 240");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Starts `bench run -q --grace GRACE` of a [`patient_scenario`] of `load` (stderr piped),
+/// returning the child and its output directory.
+pub fn start_run(
+    dir: &std::path::Path,
+    addr: SocketAddr,
+    load: &str,
+    grace: &str,
+) -> (std::process::Child, std::path::PathBuf) {
+    let scenario = patient_scenario(dir, addr, load);
+    let out = dir.join("out");
+    let child = bench()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["-q", "--grace", grace])
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, out)
+}
+
+/// Waits until the server has received `n` completion requests (the run is under way).
+pub fn wait_for_requests(log: &Log, n: usize) {
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    while log
+        .received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.path.contains("completions"))
+        .count()
+        < n
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "the run never sent {n} requests"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A run directory's `run.json`, read as bench reads it (typed, schema-checked).
 pub fn run_result(dir: &std::path::Path) -> bench::model::result::RunResult {
     bench::model::result::RunResult::load(&dir.join("run.json"))
