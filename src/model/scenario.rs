@@ -360,6 +360,11 @@ impl Scenario {
     }
 }
 
+/// A traffic hash as people read it: its first 12 hex digits.
+pub fn short_hash(h: &str) -> &str {
+    h.get(..12).unwrap_or(h)
+}
+
 /// The hashed part of a scenario as JSON (a typed one serialized, or one read raw from a
 /// stored file): see [`Scenario::canonical`].
 pub fn canonical_of(scenario: &serde_json::Value) -> serde_json::Value {

@@ -9,6 +9,7 @@ use super::csv::escape;
 use super::write_atomic;
 use crate::error::BenchError;
 use crate::model::comparison::{Comparison, Row, Verdict};
+use crate::model::scenario::short_hash;
 use crate::model::stack::{Interaction, InteractionRow};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -128,7 +129,6 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
             String::new()
         }
     };
-    let short = |h: &str| h.chars().take(12).collect::<String>();
     let ids = format!(
         "{} | {}",
         c.baseline_runs.join(" "),
@@ -161,7 +161,7 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 summary: escape(&sentence(&change, r)),
                 server: escape(&c.server_effects.join("; ")),
                 baseline_name: escape(&c.baseline),
-                scenario_hash: short(&c.scenario_hash),
+                scenario_hash: short_hash(&c.scenario_hash).into(),
                 runs: format!("{} vs {}", c.baseline_repetitions, c.candidate_repetitions),
                 n: format!("{} vs {}", r.n_baseline, r.n_candidate),
                 alpha: format!("{}", c.alpha),
@@ -239,7 +239,7 @@ pub fn stack_rows(rows: &[InteractionRow], ctx: &StackContext) -> Vec<RecordRow>
                 )),
                 server: String::new(),
                 baseline_name: escape(ctx.base),
-                scenario_hash: ctx.scenario_hash.chars().take(12).collect(),
+                scenario_hash: short_hash(ctx.scenario_hash).into(),
                 runs: format!("{} a configuration", r.runs),
                 n: format!("{} runs", r.runs),
                 alpha: "0.05".into(),

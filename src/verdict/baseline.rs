@@ -12,7 +12,7 @@ use crate::metrics::consistency;
 use crate::model::baseline::{Baseline, BASELINE_SCHEMA, KIND};
 use crate::model::result::RunResult;
 use crate::model::result::RECORDS_KEPT;
-use crate::model::scenario::{canonical_changes, canonical_of};
+use crate::model::scenario::{canonical_changes, canonical_of, short_hash};
 use crate::output::write_atomic_with;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -90,8 +90,8 @@ fn repetition_problems(b: &Baseline, raw: &serde_json::Value) -> Vec<String> {
             };
             p.push(format!(
                 "{rep}: its stored scenario hashes to {}, not to its recorded scenario hash {} — {why}; re-record it with `bench baseline {} --force`",
-                short(&recomputed),
-                short(&r.scenario_hash),
+                short_hash(&recomputed),
+                short_hash(&r.scenario_hash),
                 r.scenario_file
             ));
         }
@@ -115,10 +115,6 @@ fn repetition_problems(b: &Baseline, raw: &serde_json::Value) -> Vec<String> {
         }
     }
     p
-}
-
-fn short(h: &str) -> &str {
-    &h[..h.len().min(12)]
 }
 
 /// A run taken as a reference (a baseline repetition, `compare --against RUN.json`) must be

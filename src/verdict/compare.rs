@@ -12,6 +12,7 @@ use crate::error::BenchError;
 use crate::model::baseline::Baseline;
 use crate::model::comparison::{Comparison, VarChange, Verdict, COMPARE_SCHEMA};
 use crate::model::result::RunResult;
+use crate::model::scenario::short_hash;
 use crate::model::server::ServerMetrics;
 use chrono::Utc;
 use std::collections::BTreeMap;
@@ -125,8 +126,8 @@ pub fn comparable(
         return Err(BenchError::usage(format!(
             "not comparable: the candidate's traffic differs from baseline {}'s (scenario hash {} vs {}){what}. Judge the same traffic, or record a new baseline of this scenario: `bench baseline {} --force`",
             base.name,
-            short(hash),
-            short(&base.scenario_hash),
+            short_hash(hash),
+            short_hash(&base.scenario_hash),
             base.repetitions
                 .first()
                 .map_or("SCENARIO", |r| r.scenario_file.as_str()),
@@ -211,10 +212,6 @@ pub fn compare(
         rows,
         created_at: Utc::now(),
     })
-}
-
-fn short(h: &str) -> &str {
-    &h[..h.len().min(12)]
 }
 
 #[cfg(test)]
