@@ -334,3 +334,159 @@ fn no_import_cycle_inside_a_folder_and_lib_rs_does_not_reach_up_to_commands() {
         "src/lib.rs uses commands/: the library must not reach up to the command layer"
     );
 }
+
+/// The code of `text` with string and char literals and comments blanked (their braces are
+/// no blocks), line breaks kept.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < c.len() {
+        let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if c[i] == 'r' && (c.get(i + 1) == Some(&'#') || c.get(i + 1) == Some(&'"')) {
+            // A raw string: r"…" or r#"…"#.
+            let hashes = c[i + 1..].iter().take_while(|&&x| x == '#').count();
+            if c.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            i += 2 + hashes;
+            while i < c.len() {
+                if c[i] == '"'
+                    && c[i + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|&&x| x == '#')
+                        .count()
+                        == hashes
+                {
+                    i += 1 + hashes;
+                    break;
+                }
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if c[i] == '"' {
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    i += 1;
+                }
+                if i < c.len() {
+                    blank(&mut out, c[i]);
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c[i] == '\'' && (c.get(i + 2) == Some(&'\'') || c.get(i + 1) == Some(&'\\')) {
+            // A char literal ('{', '\n', '\''); a lifetime has no closing quote.
+            i += 1;
+            if c[i] == '\\' {
+                i += 1;
+            }
+            i += 1;
+            while i < c.len() && c[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Every function longer than `max` lines in `text`: (name, lines).
+fn long_functions(text: &str, max: usize) -> Vec<(String, usize)> {
+    let code = code_only(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or(t.strip_prefix("pub(super) "))
+            .unwrap_or(t);
+        let t = t.strip_prefix("pub ").unwrap_or(t);
+        let t = t.strip_prefix("const ").unwrap_or(t);
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        let Some(rest) = t.strip_prefix("fn ") else {
+            i += 1;
+            continue;
+        };
+        let name = ident(rest);
+        let (mut depth, mut opened, mut j) = (0i64, false, i);
+        'scan: while j < lines.len() {
+            for ch in lines[j].chars() {
+                match ch {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    ';' if !opened && depth == 0 => break 'scan, // a declaration
+                    _ => {}
+                }
+                if opened && depth == 0 {
+                    break 'scan;
+                }
+            }
+            j += 1;
+        }
+        if opened && j - i + 1 > max {
+            out.push((name, j - i + 1));
+        }
+        i = if opened { j + 1 } else { i + 1 };
+    }
+    out
+}
+
+#[test]
+fn the_function_scanner_ignores_braces_in_literals_and_comments() {
+    let text = "fn a() {\n    let s = \"{{\";\n    let c = '{';\n    // {\n    let r = r#\"}\"#;\n}\nfn b<'x>(v: &'x str) -> &'x str {\n    v\n}\n";
+    assert_eq!(
+        long_functions(text, 2),
+        [("a".to_string(), 6), ("b".to_string(), 3)]
+    );
+    assert!(long_functions(text, 6).is_empty());
+}
+
+#[test]
+fn no_function_is_longer_than_a_reader_can_hold() {
+    const MAX: usize = 120;
+    fn all(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                all(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    all(&root.join("src"), &mut files);
+    all(&root.join("tests"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .flat_map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            long_functions(&text, MAX)
+                .into_iter()
+                .map(move |(f, n)| format!("{}: fn {f}: {n} lines", p.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "functions over {MAX} lines:\n{}",
+        long.join("\n")
+    );
+}

@@ -2,6 +2,9 @@
 
 mod common;
 
+use bench::model::metric::Latency;
+use bench::model::record::Outcome;
+use bench::model::result::RunResult;
 use common::{Config, Fault};
 
 use common::bench;
@@ -59,80 +62,11 @@ fn run_counts_every_outcome_and_writes_three_files() {
         "{stdout}"
     );
 
-    let run = read_json(&out.join("run.json"));
-    assert_eq!(run["schema_version"], 1);
-    assert_eq!(run["complete"], true);
-    assert_eq!(run["vars"]["engine"], "test");
-    let c = &run["summary"]["counts"];
-    assert_eq!(c["sent"], 20);
-    assert_eq!(c["warmup"], 2);
-    let e = &c["errors"];
-    for (kind, n) in [
-        ("http_500", 1),
-        ("http_429", 1),
-        ("http_401", 1),
-        ("stream_broken", 1),
-        ("timeout_first_token", 1),
-        ("malformed_chunk", 1),
-        ("server_error", 1),
-        ("empty_output", 1),
-    ] {
-        assert_eq!(e[kind], n, "{kind}: {e}");
-    }
-    assert_eq!(c["ok"], 12, "{c}");
-    let errors: u64 = e
-        .as_object()
-        .unwrap()
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
-    assert_eq!(
-        c["ok"].as_u64().unwrap() + errors + c["aborted"].as_u64().unwrap(),
-        20
-    );
-
-    let tokens = &run["summary"]["tokens"];
-    assert_eq!(tokens["usage_missing"], 1, "{tokens}");
-    assert_eq!(tokens["output_len_mismatch"], 1, "{tokens}");
-    // 12 ok: 10 × 8 tokens from usage, 1 × 8 counted as chunks, 1 × 3 (short).
-    assert_eq!(tokens["output_tokens"], 10 * 8 + 8 + 3, "{tokens}");
-
-    // TTFT is timed on the first chunk with text, not the role-only chunk sent at once: the
-    // server holds the first token back 20 ms.
-    let reqs = run["requests"].as_array().unwrap();
-    assert_eq!(reqs.len(), 22);
-    for r in reqs.iter().filter(|r| r["outcome"] == "ok") {
-        let ttft = r["ttft_us"].as_u64().unwrap();
-        assert!(
-            ttft >= 20_000,
-            "ttft {ttft} µs is below the server's first-token delay"
-        );
-        assert!(r["e2e_us"].as_u64().unwrap() >= ttft);
-        // The role-only chunk is seen and counted, and TTFT is not taken on it.
-        assert_eq!(r["preamble_chunks"], 1, "{r}");
-        let first_event = r["first_event_us"].as_u64().unwrap();
-        assert!(first_event <= ttft, "{first_event} vs {ttft}");
-    }
-    let ttft = run["summary"]["latency"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == "ttft")
-        .unwrap()
-        .clone();
-    assert!(ttft["p50"].as_f64().unwrap() >= 20.0, "{ttft}");
-    assert_eq!(ttft["count"], 12);
-    for h in [
-        "ttft_us",
-        "tpot_us",
-        "itl_us",
-        "e2e_us",
-        "send_lag_us",
-        "queue_us",
-    ] {
-        assert!(run["histograms"][h].is_string(), "{h}");
-    }
-
+    let run = common::run_result(&out);
+    assert!(run.complete);
+    assert_eq!(run.vars["engine"], "test");
+    every_outcome_counted(&run);
+    ttft_on_the_first_text(&run);
     // The requests asked for what the scenario says, with the key as a bearer token.
     let received = log.received.lock().unwrap().clone();
     assert_eq!(received.len(), 22);
@@ -169,6 +103,63 @@ fn run_counts_every_outcome_and_writes_three_files() {
     assert!(std::fs::read_to_string(out.join("run.json"))
         .unwrap()
         .contains("invalid credentials: Bearer <redacted>"));
+}
+
+/// Every outcome of `run_counts_every_outcome_and_writes_three_files`'s faults counted once,
+/// and tokens from usage or, without it, from the chunks.
+fn every_outcome_counted(run: &RunResult) {
+    let c = &run.summary.counts;
+    assert_eq!((c.sent, c.warmup), (20, 2));
+    for (kind, n) in [
+        ("http_500", 1),
+        ("http_429", 1),
+        ("http_401", 1),
+        ("stream_broken", 1),
+        ("timeout_first_token", 1),
+        ("malformed_chunk", 1),
+        ("server_error", 1),
+        ("empty_output", 1),
+    ] {
+        assert_eq!(c.errors.get(kind), Some(&n), "{kind}: {:?}", c.errors);
+    }
+    assert_eq!(c.ok, 12, "{c:?}");
+    assert_eq!(c.ok + c.errors.values().sum::<u64>() + c.aborted, 20);
+    let tokens = &run.summary.tokens;
+    assert_eq!(tokens.usage_missing, 1, "{tokens:?}");
+    assert_eq!(tokens.output_len_mismatch, 1, "{tokens:?}");
+    // 12 ok: 10 × 8 tokens from usage, 1 × 8 counted as chunks, 1 × 3 (short).
+    assert_eq!(tokens.output_tokens, 10 * 8 + 8 + 3, "{tokens:?}");
+}
+
+/// TTFT is timed on the first chunk with text, not the role-only chunk sent at once: the
+/// server holds the first token back 20 ms.
+fn ttft_on_the_first_text(run: &RunResult) {
+    assert_eq!(run.requests.len(), 22);
+    for r in run.requests.iter().filter(|r| r.outcome == Outcome::Ok) {
+        let ttft = r.ttft_us.unwrap();
+        assert!(
+            ttft >= 20_000,
+            "ttft {ttft} µs is below the server's first-token delay"
+        );
+        assert!(r.e2e_us.unwrap() >= ttft);
+        // The role-only chunk is seen and counted, and TTFT is not taken on it.
+        assert_eq!(r.preamble_chunks, 1, "{r:?}");
+        let first_event = r.first_event_us.unwrap();
+        assert!(first_event <= ttft, "{first_event} vs {ttft}");
+    }
+    let ttft = run.summary.latency(Latency::Ttft).unwrap();
+    assert!(ttft.p50 >= 20.0, "{ttft:?}");
+    assert_eq!(ttft.count, 12);
+    for h in [
+        "ttft_us",
+        "tpot_us",
+        "itl_us",
+        "e2e_us",
+        "send_lag_us",
+        "queue_us",
+    ] {
+        assert!(run.histograms.contains_key(h), "{h}");
+    }
 }
 
 #[test]

@@ -7,10 +7,21 @@ mod common;
 use bench::sim::http::{ServeConfig, SimServer};
 use bench::sim::SimOptions;
 
-use common::bench;
+use bench::model::metric::Latency;
+use bench::model::result::RunResult;
+use common::{bench, run_result};
+use std::path::{Path, PathBuf};
 
-#[test]
-fn three_shards_merge_into_the_unsharded_run() {
+/// Three shards and the unsharded run of one 60-request scenario against one simulator, all
+/// started at one shared time.
+struct Shards {
+    dir: tempfile::TempDir,
+    outs: Vec<PathBuf>,
+    whole: PathBuf,
+    _sim: SimServer,
+}
+
+fn run_shards() -> Shards {
     let mut opts = SimOptions::profile("small-gpu").unwrap();
     for (k, v) in [
         ("bandwidth_gbs", "30000"),
@@ -48,18 +59,10 @@ fn three_shards_merge_into_the_unsharded_run() {
     let shards: Vec<_> = (0..3)
         .map(|i| {
             let out = dir.path().join(format!("shard{i}"));
+            let shard = format!("{i}/3");
             let child = bench()
-                .args([
-                    "run",
-                    s,
-                    "--shard",
-                    &format!("{i}/3"),
-                    "--start-at",
-                    &start,
-                    "--out",
-                    out.to_str().unwrap(),
-                    "-q",
-                ])
+                .args(["run", s, "--shard", &shard, "--start-at", &start])
+                .args(["--out", out.to_str().unwrap(), "-q"])
                 .spawn()
                 .unwrap();
             (out, child)
@@ -76,58 +79,56 @@ fn three_shards_merge_into_the_unsharded_run() {
         .status()
         .unwrap()
         .success());
-    let merged = dir.path().join("merged");
-    let o = bench()
+    Shards {
+        dir,
+        outs,
+        whole,
+        _sim: sim,
+    }
+}
+
+fn merge(outs: &[PathBuf], into: &Path) -> std::process::Output {
+    bench()
         .arg("merge")
-        .args(&outs)
-        .args(["--out", merged.to_str().unwrap()])
+        .args(outs)
+        .args(["--out", into.to_str().unwrap()])
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn three_shards_merge_into_the_unsharded_run() {
+    let sh = run_shards();
+    let merged = sh.dir.path().join("merged");
+    let o = merge(&sh.outs, &merged);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-
-    let read = |p: &std::path::Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p.join("run.json")).unwrap()).unwrap()
-    };
-    let (m, w) = (read(&merged), read(&whole));
-    for k in ["sent", "ok", "warmup", "planned"] {
-        assert_eq!(m["summary"]["counts"][k], w["summary"]["counts"][k], "{k}");
-    }
-    let idx = |v: &serde_json::Value| {
-        v["requests"]
-            .as_array()
-            .unwrap()
+    let (m, w) = (run_result(&merged), run_result(&sh.whole));
+    let (mc, wc) = (&m.summary.counts, &w.summary.counts);
+    assert_eq!(
+        (mc.sent, mc.ok, mc.warmup, mc.planned),
+        (wc.sent, wc.ok, wc.warmup, wc.planned)
+    );
+    let intended = |r: &RunResult| {
+        let mut x: Vec<(u64, u64)> = r
+            .requests
             .iter()
-            .map(|r| r["index"].as_u64().unwrap())
-            .collect::<Vec<_>>()
+            .map(|q| (q.index, q.intended_us))
+            .collect();
+        x.sort();
+        x
     };
-    let mut mi = idx(&m);
-    mi.sort();
+    let mi: Vec<u64> = intended(&m).iter().map(|x| x.0).collect();
     assert_eq!(
         mi,
         (0..63).collect::<Vec<_>>(),
         "every planned request exactly once"
     );
     // The shards sent the plan's requests at the plan's times (one shared start).
-    let intended = |v: &serde_json::Value| {
-        let mut x: Vec<(u64, u64)> = v["requests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["index"].as_u64().unwrap(),
-                    r["intended_us"].as_u64().unwrap(),
-                )
-            })
-            .collect();
-        x.sort();
-        x
-    };
     for ((i, a), (_, b)) in intended(&m).iter().zip(intended(&w)) {
         assert!(
             a.abs_diff(b) < 20_000,
@@ -137,51 +138,36 @@ fn three_shards_merge_into_the_unsharded_run() {
     // The merged latencies are the shards' pooled: counts add up, and a pooled median lies
     // between the parts' medians (two real-time runs' latencies are not compared: on a
     // loaded machine they differ by more than any honest tolerance).
-    let lat = |v: &serde_json::Value, field: &str| {
-        v["summary"]["latency"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|l| l["name"] == "tpot")
-            .unwrap()[field]
-            .as_f64()
-            .unwrap()
-    };
-    let parts: Vec<serde_json::Value> = outs.iter().map(|o| read(o)).collect();
-    let total: f64 = parts.iter().map(|p| lat(p, "count")).sum();
-    assert_eq!(lat(&m, "count"), total);
-    assert_eq!(lat(&m, "count"), lat(&w, "count"));
+    let tpot = |r: &RunResult| r.summary.latency(Latency::Tpot).unwrap().clone();
+    let parts: Vec<RunResult> = sh.outs.iter().map(|o| run_result(o)).collect();
+    let total: u64 = parts.iter().map(|p| tpot(p).count).sum();
+    assert_eq!(tpot(&m).count, total);
+    assert_eq!(tpot(&m).count, tpot(&w).count);
     let (lo, hi) = parts
         .iter()
-        .map(|p| lat(p, "p50"))
+        .map(|p| tpot(p).p50)
         .fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-    let p50 = lat(&m, "p50");
+    let p50 = tpot(&m).p50;
     assert!(
         lo <= p50 && p50 <= hi,
         "merged tpot p50 {p50} outside the shards' [{lo}, {hi}]"
     );
-    // A missing shard is refused.
-    let o = bench()
-        .arg("merge")
-        .args(&outs[..2])
-        .args(["--out", dir.path().join("bad").to_str().unwrap()])
-        .output()
-        .unwrap();
+    missing_and_cut_shards(&sh);
+}
+
+/// A missing shard is refused; an interrupted one makes the merged run incomplete: written,
+/// marked, exit 2.
+fn missing_and_cut_shards(sh: &Shards) {
+    let o = merge(&sh.outs[..2], &sh.dir.path().join("bad"));
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("shard 2/3 is missing"));
-    // An interrupted shard makes the merged run incomplete: written, marked, exit 2.
-    let cut = outs[2].join("run.json");
+    let cut = sh.outs[2].join("run.json");
     let mut r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cut).unwrap()).unwrap();
     r["complete"] = false.into();
     std::fs::write(&cut, r.to_string()).unwrap();
-    let partial = dir.path().join("partial");
-    let o = bench()
-        .arg("merge")
-        .args(&outs)
-        .args(["--out", partial.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let partial = sh.dir.path().join("partial");
+    let o = merge(&sh.outs, &partial);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(read(&partial)["complete"], false);
+    assert!(!run_result(&partial).complete);
 }

@@ -238,6 +238,41 @@ fn sse(c: &impl serde::Serialize) -> Bytes {
     Bytes::from(wire::sse(c))
 }
 
+/// The answer of a fault that is not a stream (an error status, a whole JSON completion).
+fn whole_answer(fault: Fault, authorization: Option<String>) -> Option<Response> {
+    match fault {
+        Fault::Status(code) => {
+            let code = StatusCode::from_u16(code).unwrap();
+            let body = ErrorBody::new(format!("injected {code}"), code.as_u16());
+            if code == StatusCode::TOO_MANY_REQUESTS {
+                return Some((code, [("retry-after", "7")], Json(body)).into_response());
+            }
+            Some((code, Json(body)).into_response())
+        }
+        Fault::EchoAuthAfter(pad) => {
+            let msg = format!(
+                "{} invalid credentials: {}",
+                "x".repeat(pad),
+                authorization.unwrap_or_default()
+            );
+            Some((StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response())
+        }
+        Fault::JsonReply => {
+            let reply = serde_json::json!({
+                "id": "x", "object": "chat.completion", "model": "test-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}
+            });
+            Some((StatusCode::OK, Json(reply)).into_response())
+        }
+        Fault::EchoAuth => {
+            let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());
+            Some((StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response())
+        }
+        _ => None,
+    }
+}
+
 fn respond(
     s: Arc<AppState>,
     headers: HeaderMap,
@@ -274,36 +309,8 @@ fn respond(
             .unwrap();
     }
     let fault = index.and_then(|i| s.cfg.faults.get(&i).copied());
-    match fault {
-        Some(Fault::Status(code)) => {
-            let code = StatusCode::from_u16(code).unwrap();
-            let body = ErrorBody::new(format!("injected {code}"), code.as_u16());
-            if code == StatusCode::TOO_MANY_REQUESTS {
-                return (code, [("retry-after", "7")], Json(body)).into_response();
-            }
-            return (code, Json(body)).into_response();
-        }
-        Some(Fault::EchoAuthAfter(pad)) => {
-            let msg = format!(
-                "{} invalid credentials: {}",
-                "x".repeat(pad),
-                authorization.unwrap_or_default()
-            );
-            return (StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response();
-        }
-        Some(Fault::JsonReply) => {
-            let reply = serde_json::json!({
-                "id": "x", "object": "chat.completion", "model": "test-model",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}
-            });
-            return (StatusCode::OK, Json(reply)).into_response();
-        }
-        Some(Fault::EchoAuth) => {
-            let msg = format!("invalid credentials: {}", authorization.unwrap_or_default());
-            return (StatusCode::UNAUTHORIZED, Json(ErrorBody::new(msg, 401))).into_response();
-        }
-        _ => {}
+    if let Some(r) = fault.and_then(|f| whole_answer(f, authorization)) {
+        return r;
     }
     let max_tokens = body
         .get("max_tokens")

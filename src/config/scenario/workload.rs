@@ -50,60 +50,15 @@ pub(super) fn workload(
             "format",
         ],
     };
-    let present: [(&str, Option<Range<usize>>); 19] = [
-        ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
-        ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
-        ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
-        ("prefix_tokens", w.prefix_tokens.as_ref().map(|s| s.span())),
-        ("suffix_tokens", w.suffix_tokens.as_ref().map(|s| s.span())),
-        ("long_fraction", w.long_fraction.as_ref().map(|s| s.span())),
-        ("short", w.short.as_ref().map(|s| s.span())),
-        ("long", w.long.as_ref().map(|s| s.span())),
-        ("path", w.path.as_ref().map(|s| s.span())),
-        ("order", w.order.as_ref().map(|s| s.span())),
-        ("format", w.format.as_ref().map(|s| s.span())),
-        ("time_scale", w.time_scale.as_ref().map(|s| s.span())),
-        ("block_tokens", w.block_tokens.as_ref().map(|s| s.span())),
-        ("columns", w.columns.as_ref().map(|s| s.span())),
-        ("max_rate", w.max_rate.as_ref().map(|s| s.span())),
-        ("turns", w.turns.as_ref().map(|s| s.span())),
-        ("user_tokens", w.user_tokens.as_ref().map(|s| s.span())),
-        ("think_time_ms", w.think_time_ms.as_ref().map(|s| s.span())),
-        ("system_tokens", w.system_tokens.as_ref().map(|s| s.span())),
-    ];
-    for (name, sp) in &present {
-        if let Some(sp) = sp {
-            if !allowed.contains(name) {
-                return Err(ctx.at(
-                    sp.clone(),
-                    &format!("workload.{name}"),
-                    format!(
-                        "is not used by type = \"{kind_name}\" (it takes {})",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    let missing = |name: &str| {
-        ctx.at(
-            span.clone(),
-            &format!("workload.{name}"),
-            format!("is required for type = \"{kind_name}\""),
-        )
+    unused_fields(ctx, &w, allowed, &kind_name)?;
+    let f = Fields {
+        ctx,
+        span: span.clone(),
+        kind_name,
+        request,
     };
-    // Output length: the workload's own distribution, else request.max_tokens.
-    let output = |o: Option<Spanned<LengthDist>>| -> Result<LengthDist, ScenarioError> {
-        match (o, request.max_tokens) {
-            (Some(d), _) => Ok(d.into_inner()),
-            (None, Some(m)) => Ok(LengthDist::Fixed { value: m }),
-            (None, None) => Err(ctx.at(
-                span.clone(),
-                "workload.output_tokens",
-                "is required unless request.max_tokens is set",
-            )),
-        }
-    };
+    let missing = |name: &str| f.missing(name);
+    let output = |o| f.output(o);
     let w_out = match kind {
         WorkloadKind::Conversation => return conversation(ctx, span, w, request, base_dir),
         WorkloadKind::Synthetic => Workload::Synthetic {
@@ -168,110 +123,197 @@ pub(super) fn workload(
                 long: lengths(w.long.ok_or_else(|| missing("long"))?.into_inner()),
             }
         }
-        WorkloadKind::Dataset => {
-            let p = w.path.ok_or_else(|| missing("path"))?;
-            let resolved = base_dir.join(p.get_ref());
-            let format = w.format.map(Spanned::into_inner).unwrap_or_default();
-            let dataset = crate::config::dataset::load(&resolved, format)
-                .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
-            let output_tokens = match (w.output_tokens, request.max_tokens) {
-                (Some(d), _) => d.into_inner(),
-                (None, Some(m)) => LengthDist::Fixed { value: m },
-                (None, None) if dataset.all_have_output_tokens() => LengthDist::Fixed { value: 1 },
-                (None, None) => {
-                    return Err(ctx.at(span, "workload.output_tokens", "is required: some dataset lines have no output_tokens and request.max_tokens is not set"))
-                }
-            };
-            let sha256 = dataset.sha256.clone();
-            return Ok((
-                Workload::Dataset {
-                    path: p.into_inner(),
-                    sha256,
-                    order: w.order.map(Spanned::into_inner).unwrap_or_default(),
-                    output_tokens,
-                    format,
-                },
-                Some(Arc::new(dataset)),
-                None,
-            ));
-        }
-        WorkloadKind::Trace => {
-            let p = w.path.ok_or_else(|| missing("path"))?;
-            let resolved = base_dir.join(p.get_ref());
-            let columns = match w.columns {
-                None => None,
-                Some(c) => {
-                    let sp = c.span();
-                    let c = c.into_inner();
-                    let unit = c.unit.unwrap_or_else(|| "ms".into());
-                    if unit != "ms" && unit != "s" {
-                        return Err(ctx.at(
-                            sp,
-                            "workload.columns.unit",
-                            format!("must be \"ms\" or \"s\" (got \"{unit}\")"),
-                        ));
-                    }
-                    Some(TraceColumns {
-                        timestamp: c.timestamp,
-                        input: c.input,
-                        output: c.output,
-                        unit,
-                    })
-                }
-            };
-            let trace = crate::config::trace::load(&resolved, columns.as_ref())
-                .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
-            let time_scale = match w.time_scale {
-                None => 1.0,
-                Some(t) => {
-                    crate::config::values::in_range(*t.get_ref(), limits::TIME_SCALE, "")
-                        .map_err(|m| ctx.at(t.span(), "workload.time_scale", m))?;
-                    t.into_inner()
-                }
-            };
-            let block_tokens = match w.block_tokens {
-                None => 512,
-                Some(b) => {
-                    let (lo, hi) = limits::BLOCK_TOKENS;
-                    in_range_u64(*b.get_ref() as u64, lo, hi)
-                        .map_err(|m| ctx.at(b.span(), "workload.block_tokens", m))?;
-                    b.into_inner()
-                }
-            };
-            let max_rate = match w.max_rate {
-                None => None,
-                Some(m) => {
-                    crate::config::values::check_rate(*m.get_ref())
-                        .map_err(|msg| ctx.at(m.span(), "workload.max_rate", msg))?;
-                    let peak = trace.peak_rate(time_scale);
-                    if peak > *m.get_ref() {
-                        return Err(ctx.at(
-                            m.span(),
-                            "workload.max_rate",
-                            format!(
-                                "the replay would send {peak} requests within one second (time_scale {time_scale}), above max_rate {}; raise time_scale or max_rate",
-                                m.get_ref()
-                            ),
-                        ));
-                    }
-                    Some(m.into_inner())
-                }
-            };
-            return Ok((
-                Workload::Trace {
-                    path: p.into_inner(),
-                    sha256: trace.sha256.clone(),
-                    time_scale,
-                    block_tokens,
-                    columns,
-                    max_rate,
-                },
-                None,
-                Some(Arc::new(trace)),
-            ));
-        }
+        WorkloadKind::Dataset => return dataset(&f, w, base_dir),
+        WorkloadKind::Trace => return trace(&f, w, base_dir),
     };
     Ok((w_out, None, None))
+}
+
+/// What every workload type's fields are checked with: the error for a missing field and the
+/// output length (the workload's own distribution, else `request.max_tokens`).
+struct Fields<'a> {
+    ctx: &'a Ctx<'a>,
+    span: Range<usize>,
+    kind_name: String,
+    request: &'a RequestParams,
+}
+
+impl Fields<'_> {
+    fn missing(&self, name: &str) -> ScenarioError {
+        self.ctx.at(
+            self.span.clone(),
+            &format!("workload.{name}"),
+            format!("is required for type = \"{}\"", self.kind_name),
+        )
+    }
+
+    fn output(&self, o: Option<Spanned<LengthDist>>) -> Result<LengthDist, ScenarioError> {
+        match (o, self.request.max_tokens) {
+            (Some(d), _) => Ok(d.into_inner()),
+            (None, Some(m)) => Ok(LengthDist::Fixed { value: m }),
+            (None, None) => Err(self.ctx.at(
+                self.span.clone(),
+                "workload.output_tokens",
+                "is required unless request.max_tokens is set",
+            )),
+        }
+    }
+}
+
+/// Fields that belong to other workload types are errors, not silently ignored.
+fn unused_fields(
+    ctx: &Ctx,
+    w: &RawWorkload,
+    allowed: &[&str],
+    kind_name: &str,
+) -> Result<(), ScenarioError> {
+    let present: [(&str, Option<Range<usize>>); 19] = [
+        ("input_tokens", w.input_tokens.as_ref().map(|s| s.span())),
+        ("output_tokens", w.output_tokens.as_ref().map(|s| s.span())),
+        ("prefixes", w.prefixes.as_ref().map(|s| s.span())),
+        ("prefix_tokens", w.prefix_tokens.as_ref().map(|s| s.span())),
+        ("suffix_tokens", w.suffix_tokens.as_ref().map(|s| s.span())),
+        ("long_fraction", w.long_fraction.as_ref().map(|s| s.span())),
+        ("short", w.short.as_ref().map(|s| s.span())),
+        ("long", w.long.as_ref().map(|s| s.span())),
+        ("path", w.path.as_ref().map(|s| s.span())),
+        ("order", w.order.as_ref().map(|s| s.span())),
+        ("format", w.format.as_ref().map(|s| s.span())),
+        ("time_scale", w.time_scale.as_ref().map(|s| s.span())),
+        ("block_tokens", w.block_tokens.as_ref().map(|s| s.span())),
+        ("columns", w.columns.as_ref().map(|s| s.span())),
+        ("max_rate", w.max_rate.as_ref().map(|s| s.span())),
+        ("turns", w.turns.as_ref().map(|s| s.span())),
+        ("user_tokens", w.user_tokens.as_ref().map(|s| s.span())),
+        ("think_time_ms", w.think_time_ms.as_ref().map(|s| s.span())),
+        ("system_tokens", w.system_tokens.as_ref().map(|s| s.span())),
+    ];
+    for (name, sp) in &present {
+        if let Some(sp) = sp {
+            if !allowed.contains(name) {
+                return Err(ctx.at(
+                    sp.clone(),
+                    &format!("workload.{name}"),
+                    format!(
+                        "is not used by type = \"{kind_name}\" (it takes {})",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `type = "dataset"`: a JSONL or ShareGPT file of prompts, loaded and hashed.
+fn dataset(f: &Fields, w: RawWorkload, base_dir: &Path) -> Result<Loaded, ScenarioError> {
+    let ctx = f.ctx;
+    let missing = |name: &str| f.missing(name);
+    let request = f.request;
+    let p = w.path.ok_or_else(|| missing("path"))?;
+    let resolved = base_dir.join(p.get_ref());
+    let format = w.format.map(Spanned::into_inner).unwrap_or_default();
+    let dataset = crate::config::dataset::load(&resolved, format)
+        .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
+    let output_tokens = match (w.output_tokens, request.max_tokens) {
+            (Some(d), _) => d.into_inner(),
+            (None, Some(m)) => LengthDist::Fixed { value: m },
+            (None, None) if dataset.all_have_output_tokens() => LengthDist::Fixed { value: 1 },
+            (None, None) => {
+                return Err(ctx.at(f.span.clone(), "workload.output_tokens", "is required: some dataset lines have no output_tokens and request.max_tokens is not set"))
+            }
+        };
+    let sha256 = dataset.sha256.clone();
+    Ok((
+        Workload::Dataset {
+            path: p.into_inner(),
+            sha256,
+            order: w.order.map(Spanned::into_inner).unwrap_or_default(),
+            output_tokens,
+            format,
+        },
+        Some(Arc::new(dataset)),
+        None,
+    ))
+}
+
+/// `type = "trace"`: a timestamped request log replayed at its own times (`time_scale`).
+fn trace(f: &Fields, w: RawWorkload, base_dir: &Path) -> Result<Loaded, ScenarioError> {
+    let ctx = f.ctx;
+    let missing = |name: &str| f.missing(name);
+    let p = w.path.ok_or_else(|| missing("path"))?;
+    let resolved = base_dir.join(p.get_ref());
+    let columns = match w.columns {
+        None => None,
+        Some(c) => {
+            let sp = c.span();
+            let c = c.into_inner();
+            let unit = c.unit.unwrap_or_else(|| "ms".into());
+            if unit != "ms" && unit != "s" {
+                return Err(ctx.at(
+                    sp,
+                    "workload.columns.unit",
+                    format!("must be \"ms\" or \"s\" (got \"{unit}\")"),
+                ));
+            }
+            Some(TraceColumns {
+                timestamp: c.timestamp,
+                input: c.input,
+                output: c.output,
+                unit,
+            })
+        }
+    };
+    let trace = crate::config::trace::load(&resolved, columns.as_ref())
+        .map_err(|e| unreadable(ctx, &p, &resolved, e))?;
+    let time_scale = match w.time_scale {
+        None => 1.0,
+        Some(t) => {
+            crate::config::values::in_range(*t.get_ref(), limits::TIME_SCALE, "")
+                .map_err(|m| ctx.at(t.span(), "workload.time_scale", m))?;
+            t.into_inner()
+        }
+    };
+    let block_tokens = match w.block_tokens {
+        None => 512,
+        Some(b) => {
+            let (lo, hi) = limits::BLOCK_TOKENS;
+            in_range_u64(*b.get_ref() as u64, lo, hi)
+                .map_err(|m| ctx.at(b.span(), "workload.block_tokens", m))?;
+            b.into_inner()
+        }
+    };
+    let max_rate = match w.max_rate {
+        None => None,
+        Some(m) => {
+            crate::config::values::check_rate(*m.get_ref())
+                .map_err(|msg| ctx.at(m.span(), "workload.max_rate", msg))?;
+            let peak = trace.peak_rate(time_scale);
+            if peak > *m.get_ref() {
+                return Err(ctx.at(
+                        m.span(),
+                        "workload.max_rate",
+                        format!(
+                            "the replay would send {peak} requests within one second (time_scale {time_scale}), above max_rate {}; raise time_scale or max_rate",
+                            m.get_ref()
+                        ),
+                    ));
+            }
+            Some(m.into_inner())
+        }
+    };
+    Ok((
+        Workload::Trace {
+            path: p.into_inner(),
+            sha256: trace.sha256.clone(),
+            time_scale,
+            block_tokens,
+            columns,
+            max_rate,
+        },
+        None,
+        Some(Arc::new(trace)),
+    ))
 }
 
 /// `type = "conversation"`: synthetic sessions, or ShareGPT conversations (`path`, `format =

@@ -221,19 +221,57 @@ impl Sender for HttpSender {
     }
 }
 
+/// How a request ended: its outcome and, for a failure, what was seen.
+type Ended = (Outcome, Option<String>);
+
+/// When a request gives up: no first token by `first`, no end by `total`.
+#[derive(Clone, Copy)]
+struct Deadlines {
+    first: Instant,
+    total: Instant,
+}
+
 impl HttpSender {
     async fn execute(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
         let body = request_body(self.target.api, &self.target.model, &self.params, &spec);
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let sent = Instant::now();
-        let first_deadline = sent + Duration::from_secs_f64(self.params.first_token_timeout_s);
-        let total_deadline = sent + Duration::from_secs_f64(self.params.timeout_s);
-        let queue = ctx.queue;
+        let by = Deadlines {
+            first: sent + Duration::from_secs_f64(self.params.first_token_timeout_s),
+            total: sent + Duration::from_secs_f64(self.params.timeout_s),
+        };
         let mut p = Progress {
             reply: spec.keep_reply.then(String::new),
             ..Progress::default()
         };
+        let mut retried = false;
+        let mut done_at = None;
+        let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {
+            Err(ended) => ended,
+            Ok(resp) if !resp.status().is_success() => refused(resp, &ctx, by).await,
+            Ok(resp) => match not_streamed(&resp) {
+                Some(ended) => ended,
+                None => read_stream(resp, &mut p, &ctx, by, &mut done_at).await,
+            },
+        };
+        let at = Timing {
+            sent,
+            done_at,
+            retried,
+        };
+        self.record(spec, &ctx, at, p, ended)
+    }
 
+    /// The response's head: the request sent, and sent once more on a new connection when a
+    /// pooled one turns out closed.
+    async fn response(
+        &self,
+        spec: &RequestSpec,
+        body: Vec<u8>,
+        ctx: &SendCtx,
+        by: Deadlines,
+        retried: &mut bool,
+    ) -> Result<reqwest::Response, Ended> {
         self.reuse.sent.fetch_add(1, Ordering::Relaxed);
         let pooled = self.reuse.on();
         let client = if pooled { &self.http } else { &self.fresh };
@@ -246,160 +284,55 @@ impl HttpSender {
         if let Some(k) = self.target.api_key() {
             req = req.bearer_auth(k);
         }
-
-        let mut retried = false;
-        let mut done_at = None;
-        let (outcome, detail) = 'run: {
-            let request = match req.build() {
-                Ok(r) => r,
-                Err(e) => break 'run (Outcome::StreamBroken, Some(error_chain(&e.without_url()))),
-            };
-            // A pooled keep-alive connection the server has just closed fails before the
-            // request is read: its keep-alive timeout ran out as the request went, or it
-            // closes every connection after a streamed answer without saying so (llama-server
-            // does), and the close was still on its way. That is the client's race, not the
-            // server's error, so the request is sent again once, on a new connection (not
-            // another pooled one, which may be closing too), and the record says so. The
-            // retry's time stays in the latency.
-            let retry = request.try_clone();
-            let mut first = step(&ctx.abort, first_deadline, client.execute(request)).await;
-            if let (Step::Done(Err(e)), Some(again)) = (&first, retry) {
-                if stale_connection(e) {
-                    if pooled {
-                        self.reuse.stale(spec.index, self.connections.get());
-                    }
-                    retried = true;
-                    first = step(&ctx.abort, first_deadline, self.fresh.execute(again)).await;
+        let request = req
+            .build()
+            .map_err(|e| (Outcome::StreamBroken, Some(error_chain(&e.without_url()))))?;
+        // A pooled keep-alive connection the server has just closed fails before the
+        // request is read: its keep-alive timeout ran out as the request went, or it
+        // closes every connection after a streamed answer without saying so (llama-server
+        // does), and the close was still on its way. That is the client's race, not the
+        // server's error, so the request is sent again once, on a new connection (not
+        // another pooled one, which may be closing too), and the record says so. The
+        // retry's time stays in the latency.
+        let retry = request.try_clone();
+        let mut first = step(&ctx.abort, by.first, client.execute(request)).await;
+        if let (Step::Done(Err(e)), Some(again)) = (&first, retry) {
+            if stale_connection(e) {
+                if pooled {
+                    self.reuse.stale(spec.index, self.connections.get());
                 }
+                *retried = true;
+                first = step(&ctx.abort, by.first, self.fresh.execute(again)).await;
             }
-            let resp = match first {
-                Step::Aborted => break 'run (Outcome::Aborted, None),
-                Step::TimedOut => {
-                    break 'run (
-                        Outcome::TimeoutFirstToken,
-                        Some("no response headers in time".into()),
-                    )
-                }
-                Step::Done(Err(e)) => {
-                    let kind = if e.is_connect() {
-                        Outcome::Connect
-                    } else {
-                        Outcome::StreamBroken
-                    };
-                    break 'run (kind, Some(error_chain(&e.without_url())));
-                }
-                Step::Done(Ok(r)) => r,
-            };
-            let status = resp.status();
-            if !status.is_success() {
-                // A 429's or 503's Retry-After says when the server wants the client back.
-                let retry_after = resp
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .map(|v| format!("Retry-After: {}; ", v.trim()));
-                let text = match step(&ctx.abort, total_deadline, resp.text()).await {
-                    Step::Done(Ok(t)) => t,
-                    _ => String::new(),
+        }
+        match first {
+            Step::Aborted => Err((Outcome::Aborted, None)),
+            Step::TimedOut => Err((
+                Outcome::TimeoutFirstToken,
+                Some("no response headers in time".into()),
+            )),
+            Step::Done(Err(e)) => {
+                let kind = if e.is_connect() {
+                    Outcome::Connect
+                } else {
+                    Outcome::StreamBroken
                 };
-                let msg = serde_json::from_str::<serde_json::Value>(&text)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("error")
-                            .map(super::openai::error_text)
-                            .or_else(|| v.get("message").map(super::openai::error_text))
-                    })
-                    .unwrap_or_else(|| text.trim().to_string());
-                // First, so the cut at 300 characters cannot drop it.
-                let msg = retry_after.unwrap_or_default() + &msg;
-                break 'run (Outcome::Http(status.as_u16()), Some(msg));
+                Err((kind, Some(error_chain(&e.without_url()))))
             }
-            let json = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|t| {
-                    t.trim_start()
-                        .to_ascii_lowercase()
-                        .starts_with("application/json")
-                });
-            if json {
-                break 'run (
-                    Outcome::NotStreamed,
-                    Some(format!(
-                        "the server answered {status} with `application/json`, not an event stream: it sent the whole completion at once (ignoring `stream: true`), so no token can be timed; check the endpoint and that the server supports streaming"
-                    )),
-                );
-            }
-            let mut stream = resp.bytes_stream();
-            let mut decoder = SseDecoder::new();
-            let mut events = Vec::new();
-            // One cancellation waiter and one timer for the whole stream, re-armed rather than
-            // re-created per read: with a thousand streams a fresh waiter (a lock on the shared
-            // token) and a fresh timer entry per chunk cost more than parsing the chunk.
-            let cancelled = ctx.abort.cancelled();
-            tokio::pin!(cancelled);
-            let timer = tokio::time::sleep_until(first_deadline);
-            tokio::pin!(timer);
-            loop {
-                let had_first = p.first.is_some();
-                let item = tokio::select! {
-                    biased;
-                    _ = &mut cancelled => break 'run (Outcome::Aborted, None),
-                    _ = &mut timer => {
-                        let kind = if had_first { Outcome::TimeoutTotal } else { Outcome::TimeoutFirstToken };
-                        break 'run (kind, None);
-                    }
-                    item = stream.next() => item,
-                };
-                let at = Instant::now();
-                let ended = item.is_none();
-                match item {
-                    Some(Err(e)) => {
-                        break 'run (Outcome::StreamBroken, Some(error_chain(&e.without_url())))
-                    }
-                    Some(Ok(bytes)) => decoder.feed(&bytes, &mut events),
-                    None => decoder.finish(&mut events),
-                }
-                if decoder.oversized() {
-                    break 'run (
-                        Outcome::MalformedChunk,
-                        Some(format!(
-                            "an event of the stream exceeded {} MiB (a token stream's events are a few hundred bytes)",
-                            MAX_EVENT_BYTES >> 20
-                        )),
-                    );
-                }
-                if let Err((o, m)) = p.events(&mut events, at) {
-                    break 'run (o, Some(m));
-                }
-                if ended {
-                    break;
-                }
-                if p.done {
-                    // `[DONE]` is the last event, but not yet the body's end: read to it, so
-                    // the connection goes back to the pool (see `finish_body`). The request
-                    // ended here; the wait is not its time.
-                    done_at = Some(at);
-                    finish_body(&mut stream, &ctx.abort, total_deadline).await;
-                    break;
-                }
-                if !had_first && p.first.is_some() {
-                    timer.as_mut().reset(total_deadline);
-                }
-            }
-            if !p.done && p.finish_reason.is_none() && p.usage.is_none() {
-                break 'run (
-                    Outcome::StreamBroken,
-                    Some("the stream ended without [DONE] or a finish reason".into()),
-                );
-            }
-            if p.chunks == 0 {
-                break 'run (Outcome::EmptyOutput, None);
-            }
-            (Outcome::Ok, None)
-        };
+            Step::Done(Ok(r)) => Ok(r),
+        }
+    }
 
+    /// The request's one record, its times from the intended send.
+    fn record(
+        &self,
+        spec: RequestSpec,
+        ctx: &SendCtx,
+        at: Timing,
+        p: Progress,
+        ended: Ended,
+    ) -> Sent {
+        let (outcome, detail) = ended;
         let since = |t: Instant| us(t.saturating_duration_since(ctx.intended));
         let (usage, usage_rejected) = match p.usage.map(Usage::vetted) {
             Some((u, rejected)) => (Some(u), rejected),
@@ -415,9 +348,10 @@ impl HttpSender {
             (Some(t), Some(e)) if out_tokens > 1 => Some((e - t) as f64 / (out_tokens - 1) as f64),
             _ => None,
         };
-        let lag = sent
+        let lag = at
+            .sent
             .saturating_duration_since(ctx.intended)
-            .saturating_sub(queue);
+            .saturating_sub(ctx.queue);
         let record = RequestRecord {
             index: spec.index,
             warmup: spec.warmup,
@@ -426,12 +360,13 @@ impl HttpSender {
             class: spec.class,
             outcome,
             intended_us: us(ctx.intended.saturating_duration_since(ctx.run_start)),
-            sent_us: us(sent.saturating_duration_since(ctx.run_start)),
-            end_us: us(done_at
+            sent_us: us(at.sent.saturating_duration_since(ctx.run_start)),
+            end_us: us(at
+                .done_at
                 .unwrap_or_else(Instant::now)
                 .saturating_duration_since(ctx.run_start)),
-            retried,
-            queue_us: us(queue),
+            retried: at.retried,
+            queue_us: us(ctx.queue),
             send_lag_us: us(lag),
             ttft_us,
             e2e_us,
@@ -455,6 +390,136 @@ impl HttpSender {
             reply: p.reply,
         }
     }
+}
+
+/// When the request went, when its `[DONE]` came (if it did), and whether it was sent again.
+struct Timing {
+    sent: Instant,
+    done_at: Option<Instant>,
+    retried: bool,
+}
+
+/// A non-success answer: its status and the server's message (a 429's or 503's Retry-After
+/// first, so the cut at 300 characters cannot drop it).
+async fn refused(resp: reqwest::Response, ctx: &SendCtx, by: Deadlines) -> Ended {
+    let status = resp.status();
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| format!("Retry-After: {}; ", v.trim()));
+    let text = match step(&ctx.abort, by.total, resp.text()).await {
+        Step::Done(Ok(t)) => t,
+        _ => String::new(),
+    };
+    let msg = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| {
+            v.get("error")
+                .map(super::openai::error_text)
+                .or_else(|| v.get("message").map(super::openai::error_text))
+        })
+        .unwrap_or_else(|| text.trim().to_string());
+    let msg = retry_after.unwrap_or_default() + &msg;
+    (Outcome::Http(status.as_u16()), Some(msg))
+}
+
+/// A success answered as one JSON body: no token of it can be timed.
+fn not_streamed(resp: &reqwest::Response) -> Option<Ended> {
+    let json = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| {
+            t.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    json.then(|| {
+        (
+            Outcome::NotStreamed,
+            Some(format!(
+                "the server answered {} with `application/json`, not an event stream: it sent the whole completion at once (ignoring `stream: true`), so no token can be timed; check the endpoint and that the server supports streaming",
+                resp.status()
+            )),
+        )
+    })
+}
+
+/// Reads the event stream, timing each read as it arrives, to `[DONE]`, the body's end, a
+/// deadline or an abort.
+async fn read_stream(
+    resp: reqwest::Response,
+    p: &mut Progress,
+    ctx: &SendCtx,
+    by: Deadlines,
+    done_at: &mut Option<Instant>,
+) -> Ended {
+    let mut stream = resp.bytes_stream();
+    let mut decoder = SseDecoder::new();
+    let mut events = Vec::new();
+    // One cancellation waiter and one timer for the whole stream, re-armed rather than
+    // re-created per read: with a thousand streams a fresh waiter (a lock on the shared
+    // token) and a fresh timer entry per chunk cost more than parsing the chunk.
+    let cancelled = ctx.abort.cancelled();
+    tokio::pin!(cancelled);
+    let timer = tokio::time::sleep_until(by.first);
+    tokio::pin!(timer);
+    loop {
+        let had_first = p.first.is_some();
+        let item = tokio::select! {
+            biased;
+            _ = &mut cancelled => return (Outcome::Aborted, None),
+            _ = &mut timer => {
+                let kind = if had_first { Outcome::TimeoutTotal } else { Outcome::TimeoutFirstToken };
+                return (kind, None);
+            }
+            item = stream.next() => item,
+        };
+        let at = Instant::now();
+        let ended = item.is_none();
+        match item {
+            Some(Err(e)) => return (Outcome::StreamBroken, Some(error_chain(&e.without_url()))),
+            Some(Ok(bytes)) => decoder.feed(&bytes, &mut events),
+            None => decoder.finish(&mut events),
+        }
+        if decoder.oversized() {
+            return (
+                Outcome::MalformedChunk,
+                Some(format!(
+                    "an event of the stream exceeded {} MiB (a token stream's events are a few hundred bytes)",
+                    MAX_EVENT_BYTES >> 20
+                )),
+            );
+        }
+        if let Err((o, m)) = p.events(&mut events, at) {
+            return (o, Some(m));
+        }
+        if ended {
+            break;
+        }
+        if p.done {
+            // `[DONE]` is the last event, but not yet the body's end: read to it, so the
+            // connection goes back to the pool (see `finish_body`). The request ended here;
+            // the wait is not its time.
+            *done_at = Some(at);
+            finish_body(&mut stream, &ctx.abort, by.total).await;
+            break;
+        }
+        if !had_first && p.first.is_some() {
+            timer.as_mut().reset(by.total);
+        }
+    }
+    if !p.done && p.finish_reason.is_none() && p.usage.is_none() {
+        return (
+            Outcome::StreamBroken,
+            Some("the stream ended without [DONE] or a finish reason".into()),
+        );
+    }
+    if p.chunks == 0 {
+        return (Outcome::EmptyOutput, None);
+    }
+    (Outcome::Ok, None)
 }
 
 /// The error of a request sent on a pooled connection the server had already closed, before

@@ -328,10 +328,41 @@ impl Engine {
 
     /// Runs one step starting at `now`. Call only when [`has_work`](Self::has_work).
     pub fn step(&mut self, now: f64) -> StepOutcome {
+        let work = self.schedule(now);
+        if work.is_empty() && !self.running.is_empty() {
+            // Every running sequence is stuck mid-prefill for want of blocks: free some.
+            self.preempt_last();
+        }
+        if work.is_empty() {
+            // Nothing could run this step: idle one overhead period so time still advances.
+            return StepOutcome {
+                duration_s: self.opts.step_overhead_ms.max(1.0) / 1000.0,
+                ..Default::default()
+            };
+        }
+
+        let duration_s = self.cost(&work);
+        let end = now + duration_s;
+        let mut out = StepOutcome {
+            duration_s,
+            ..Default::default()
+        };
+        self.apply(&work, end, &mut out);
+        if self.opts.prefix_cache {
+            self.cache_prompts();
+        }
+        self.retire(end);
+        out
+    }
+
+    /// This step's work — (index into `running`, positions, is a decode) — under the token
+    /// budget: whole waiting prompts first without chunked prefill, else every running
+    /// sequence's decode (preempting the newest when the KV cache is full), then prompt
+    /// chunks of running and newly admitted sequences.
+    fn schedule(&mut self, now: f64) -> Vec<(usize, u32, bool)> {
         let bs = self.opts.block_size;
         let max_seqs = self.opts.max_num_seqs as usize;
         let spec_k = self.opts.spec;
-        // (index into running, positions this step, is_decode)
         let mut work: Vec<(usize, u32, bool)> = Vec::new();
         let mut budget = self.opts.max_num_batched_tokens;
 
@@ -413,27 +444,16 @@ impl Engine {
                 }
             }
         }
-        if work.is_empty() && !self.running.is_empty() {
-            // Every running sequence is stuck mid-prefill for want of blocks: free some.
-            self.preempt_last();
-        }
-        if work.is_empty() {
-            // Nothing could run this step: idle one overhead period so time still advances.
-            return StepOutcome {
-                duration_s: self.opts.step_overhead_ms.max(1.0) / 1000.0,
-                ..Default::default()
-            };
-        }
+        work
+    }
 
-        let duration_s = self.cost(&work);
-        let end = now + duration_s;
-        let mut out = StepOutcome {
-            duration_s,
-            ..Default::default()
-        };
+    /// Runs the step's work ending at `end`: speculative acceptance drawn per decode, prefill
+    /// positions computed, tokens emitted and first tokens observed.
+    fn apply(&mut self, work: &[(usize, u32, bool)], end: f64, out: &mut StepOutcome) {
+        let spec_k = self.opts.spec;
         let alpha =
             (self.opts.spec_alpha * self.opts.draft_quant().draft_fidelity()).clamp(0.0, 1.0);
-        for &(i, positions, is_decode) in &work {
+        for &(i, positions, is_decode) in work {
             let s = &mut self.running[i];
             let mut emitted = 0;
             if is_decode {
@@ -483,21 +503,25 @@ impl Engine {
                 });
             }
         }
-        // Cache the full prompt blocks of sequences whose prefill just completed.
-        if self.opts.prefix_cache {
-            for s in self.running.iter_mut() {
-                if !s.prefilling() && s.cached_held < s.hashes.len() {
-                    for h in &s.hashes[s.cached_held..] {
-                        self.kv.promote(*h);
-                    }
-                    s.private_blocks = s
-                        .private_blocks
-                        .saturating_sub((s.hashes.len() - s.cached_held) as u64);
-                    s.cached_held = s.hashes.len();
+    }
+
+    /// Caches the full prompt blocks of sequences whose prefill just completed.
+    fn cache_prompts(&mut self) {
+        for s in self.running.iter_mut() {
+            if !s.prefilling() && s.cached_held < s.hashes.len() {
+                for h in &s.hashes[s.cached_held..] {
+                    self.kv.promote(*h);
                 }
+                s.private_blocks = s
+                    .private_blocks
+                    .saturating_sub((s.hashes.len() - s.cached_held) as u64);
+                s.cached_held = s.hashes.len();
             }
         }
-        // Retire finished sequences.
+    }
+
+    /// Retires finished sequences, observing their end-to-end and decode times.
+    fn retire(&mut self, end: f64) {
         let mut i = 0;
         while i < self.running.len() {
             if self.running[i].generated >= self.running[i].output_tokens {
@@ -512,7 +536,6 @@ impl Engine {
                 i += 1;
             }
         }
-        out
     }
 
     /// Output length for a request: `max_tokens`, or with EOS allowed a seeded natural length

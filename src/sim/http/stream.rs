@@ -122,32 +122,10 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let p = match parse(&body, chat, &s.model) {
+    let mut p = match parse(&body, chat, &s.model).and_then(|p| fits(&s, p)) {
         Ok(p) => p,
         Err(m) => return error(StatusCode::BAD_REQUEST, &m),
     };
-    if p.tokens.len() as u64 > s.opts.max_model_len as u64 {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "the prompt has {} tokens; this model's maximum context length is {}",
-                p.tokens.len(),
-                s.opts.max_model_len
-            ),
-        );
-    }
-    if p.tokens.len() as u64 + p.max_tokens as u64 + s.opts.block_size as u64 > s.kv_capacity_tokens
-    {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &format!(
-                "prompt ({}) + max_tokens ({}) exceed the KV cache ({} tokens)",
-                p.tokens.len(),
-                p.max_tokens,
-                s.kv_capacity_tokens
-            ),
-        );
-    }
     let faults = draw_faults(&s.opts, n, p.max_tokens);
     if s.opts.header_delay_ms > 0.0 {
         tokio::time::sleep(Duration::from_secs_f64(s.opts.header_delay_ms / 1000.0)).await;
@@ -159,42 +137,97 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         return error(status, &format!("injected fault: {}", status.as_u16()));
     }
     let prompt_tokens = p.tokens.len() as u64;
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::unbounded_channel();
     let req = NewRequest {
         id: n,
-        tokens: p.tokens,
+        tokens: std::mem::take(&mut p.tokens),
         output_tokens: p.max_tokens,
         arrival: 0.0,
     };
-    if s.cmd
-        .send(Cmd::Add {
-            req,
-            max_tokens: p.max_tokens,
-            ignore_eos: p.ignore_eos,
-            tx,
-        })
-        .is_err()
-    {
+    let cmd = Cmd::Add {
+        req,
+        max_tokens: p.max_tokens,
+        ignore_eos: p.ignore_eos,
+        tx,
+    };
+    if s.cmd.send(cmd).is_err() {
         return error(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped");
     }
     let created = chrono::Utc::now().timestamp();
-    let header = StreamHeader {
+    let reply = Reply {
+        n,
         chat,
-        id: Some(format!(
-            "{}-sim-{n}",
-            if chat { "chatcmpl" } else { "cmpl" }
-        )),
-        created: Some(created),
-        model: Some(p.model.clone()),
+        created,
+        prompt_tokens,
+        header: StreamHeader {
+            chat,
+            id: Some(format!(
+                "{}-sim-{n}",
+                if chat { "chatcmpl" } else { "cmpl" }
+            )),
+            created: Some(created),
+            model: Some(p.model.clone()),
+        },
+        truth: TruthWriter {
+            state: s.clone(),
+            request_id,
+            arrival,
+        },
     };
-    let usage = move |out: u64| Usage::new(prompt_tokens, out);
-    let truth = TruthWriter {
-        state: s.clone(),
-        request_id,
-        arrival,
-    };
-
     if !p.stream {
+        return reply.whole(p, rx).await;
+    }
+    let stall = if faults.stall {
+        Duration::from_secs_f64(s.opts.stall_ms / 1000.0)
+    } else {
+        Duration::ZERO
+    };
+    reply.streamed(p, rx, faults, stall)
+}
+
+/// The request refused when it cannot fit the model's context or the KV cache.
+fn fits(s: &AppState, p: Parsed) -> Result<Parsed, String> {
+    let prompt = p.tokens.len() as u64;
+    if prompt > s.opts.max_model_len as u64 {
+        return Err(format!(
+            "the prompt has {prompt} tokens; this model's maximum context length is {}",
+            s.opts.max_model_len
+        ));
+    }
+    if prompt + p.max_tokens as u64 + s.opts.block_size as u64 > s.kv_capacity_tokens {
+        return Err(format!(
+            "prompt ({prompt}) + max_tokens ({}) exceed the KV cache ({} tokens)",
+            p.max_tokens, s.kv_capacity_tokens
+        ));
+    }
+    Ok(p)
+}
+
+/// What an admitted request's answer is built from.
+struct Reply {
+    n: u64,
+    chat: bool,
+    created: i64,
+    prompt_tokens: u64,
+    header: StreamHeader,
+    truth: TruthWriter,
+}
+
+type Events = mpsc::UnboundedReceiver<super::driver::Ev>;
+
+impl Reply {
+    fn usage(&self, out: u64) -> Usage {
+        Usage::new(self.prompt_tokens, out)
+    }
+
+    fn text(&self, from: usize, to: usize) -> String {
+        (from..to)
+            .map(|i| format!(" {}", vocab_word(self.n as usize + i)))
+            .collect()
+    }
+
+    /// The whole answer as one body, once the engine has finished the request.
+    async fn whole(self, p: Parsed, mut rx: Events) -> Response {
         let mut token_at = Vec::new();
         while let Some(ev) = rx.recv().await {
             token_at.extend(std::iter::repeat_n(ev.at, ev.tokens as usize));
@@ -208,20 +241,14 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
                 "the engine refused the request",
             );
         }
-        truth.write(&token_at);
-        let text: String = (0..token_at.len())
-            .map(|i| format!(" {}", vocab_word(n as usize + i)))
-            .collect();
-        let finish = if token_at.len() as u32 >= p.max_tokens {
-            "length"
-        } else {
-            "stop"
-        };
-        let out = token_at.len() as u64;
-        let (message, text) = if chat {
+        self.truth.write(&token_at);
+        let text = self.text(0, token_at.len());
+        let finish = finish_reason(token_at.len(), p.max_tokens);
+        let (message, text) = if self.chat {
+            let role = "assistant".into();
             (
                 Some(Message {
-                    role: "assistant".into(),
+                    role,
                     content: text,
                 }),
                 None,
@@ -229,15 +256,15 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         } else {
             (None, Some(text))
         };
+        let object = if self.chat {
+            "chat.completion"
+        } else {
+            "text_completion"
+        };
         let body = Completion {
-            id: header.id.clone().unwrap_or_default(),
-            object: if chat {
-                "chat.completion"
-            } else {
-                "text_completion"
-            }
-            .into(),
-            created,
+            id: self.header.id.clone().unwrap_or_default(),
+            object: object.into(),
+            created: self.created,
             model: p.model.clone(),
             choices: vec![CompletionChoice {
                 index: 0,
@@ -245,93 +272,92 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
                 text,
                 finish_reason: Some(finish.into()),
             }],
-            usage: Some(usage(out)),
+            usage: Some(self.usage(token_at.len() as u64)),
         };
-        return Json(body).into_response();
+        Json(body).into_response()
     }
 
-    let max_tokens = p.max_tokens;
-    let include_usage = p.include_usage;
-    let stall = if faults.stall {
-        Duration::from_secs_f64(s.opts.stall_ms / 1000.0)
-    } else {
-        Duration::ZERO
-    };
-    let (out_tx, out_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
-    tokio::spawn(async move {
-        let sse = |c: wire::Chunk| Bytes::from(wire::sse(&c));
-        let send = |b: Bytes| {
-            let out_tx = out_tx.clone();
-            async move { out_tx.send(Ok(b)).await.is_ok() }
-        };
-        if chat && !send(sse(header.role())).await {
-            return;
-        }
-        let mut token_at: Vec<Instant> = Vec::new();
-        let mut first = true;
-        while let Some(ev) = rx.recv().await {
-            if first && !stall.is_zero() {
-                tokio::time::sleep(stall).await;
+    /// The answer streamed as the engine emits tokens, with the drawn faults applied: a stall
+    /// before the first token, a disconnect part-way, a malformed chunk after the first.
+    fn streamed(self, p: Parsed, mut rx: Events, faults: Faults, stall: Duration) -> Response {
+        let (out_tx, out_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
+        tokio::spawn(async move {
+            let sse = |c: wire::Chunk| Bytes::from(wire::sse(&c));
+            let send = |b: Bytes| {
+                let out_tx = out_tx.clone();
+                async move { out_tx.send(Ok(b)).await.is_ok() }
+            };
+            if self.chat && !send(sse(self.header.role())).await {
+                return;
             }
-            let start = token_at.len();
-            token_at.extend(std::iter::repeat_n(ev.at, ev.tokens as usize));
-            if let Some(k) = faults.disconnect_after {
-                if token_at.len() as u32 > k {
+            let mut token_at: Vec<Instant> = Vec::new();
+            let mut first = true;
+            while let Some(ev) = rx.recv().await {
+                if first && !stall.is_zero() {
+                    tokio::time::sleep(stall).await;
+                }
+                let start = token_at.len();
+                token_at.extend(std::iter::repeat_n(ev.at, ev.tokens as usize));
+                if faults
+                    .disconnect_after
+                    .is_some_and(|k| token_at.len() as u32 > k)
+                {
                     let _ = out_tx
                         .send(Err(std::io::Error::other("injected disconnect")))
                         .await;
                     return;
                 }
+                let text = self.text(start, token_at.len());
+                if !send(sse(self.header.text(&text))).await {
+                    return; // client gone; dropping `rx` tells the engine
+                }
+                if first
+                    && faults.malformed
+                    && !send(Bytes::from_static(b"data: {\"choices\": [\n\n")).await
+                {
+                    return;
+                }
+                first = false;
+                if ev.finished {
+                    break;
+                }
             }
-            let text: String = (start..token_at.len())
-                .map(|i| format!(" {}", vocab_word(n as usize + i)))
-                .collect();
-            if !send(sse(header.text(&text))).await {
-                return; // client gone; dropping `rx` tells the engine
-            }
-            if first
-                && faults.malformed
-                && !send(Bytes::from_static(b"data: {\"choices\": [\n\n")).await
-            {
+            if token_at.is_empty() {
+                let refused = wire::ErrorBody::new("the engine refused the request", 500);
+                let _ = send(Bytes::from(wire::sse(&refused))).await;
                 return;
             }
-            first = false;
-            if ev.finished {
-                break;
+            self.truth.write(&token_at);
+            let finish = finish_reason(token_at.len(), p.max_tokens);
+            let _ = send(sse(self.header.finish(finish))).await;
+            if p.include_usage {
+                let _ = send(sse(self.header.usage(self.usage(token_at.len() as u64)))).await;
             }
-        }
-        if token_at.is_empty() {
-            let refused = wire::ErrorBody::new("the engine refused the request", 500);
-            let _ = send(Bytes::from(wire::sse(&refused))).await;
-            return;
-        }
-        truth.write(&token_at);
-        let finish = if token_at.len() as u32 >= max_tokens {
-            "length"
-        } else {
-            "stop"
-        };
-        let _ = send(sse(header.finish(finish))).await;
-        if include_usage {
-            let _ = send(sse(header.usage(usage(token_at.len() as u64)))).await;
-        }
-        let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
-    });
-    let body =
-        futures_util::stream::unfold(
-            out_rx,
-            |mut rx| async move { rx.recv().await.map(|v| (v, rx)) },
-        );
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .header("cache-control", "no-cache")
-        .body(Body::from_stream(body))
-        .unwrap_or_else(|_| {
-            error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "cannot build the response",
-            )
-        })
+            let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
+        });
+        let body = futures_util::stream::unfold(out_rx, |mut rx| async move {
+            rx.recv().await.map(|v| (v, rx))
+        });
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .header("cache-control", "no-cache")
+            .body(Body::from_stream(body))
+            .unwrap_or_else(|_| {
+                error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "cannot build the response",
+                )
+            })
+    }
+}
+
+/// `length` when the engine stopped at the limit, else `stop`.
+fn finish_reason(tokens: usize, max_tokens: u32) -> &'static str {
+    if tokens as u32 >= max_tokens {
+        "length"
+    } else {
+        "stop"
+    }
 }
 
 /// Writes one request's ground truth when it finishes.
