@@ -125,6 +125,50 @@ pub struct Row {
     /// when the normal quantile applies (a rate with one run a side, judged on counting noise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
+    /// In a sequential compare, the runs a side (blocks, interleaved) at whose look this row
+    /// was settled; it is shown as judged then. Absent for a row still undecided at the end,
+    /// and in a fixed-size compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_at: Option<usize>,
+}
+
+/// Why a sequential compare stopped adding runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// Every gated row was regressed, improved or no change.
+    Settled,
+    /// `--max-repeat` runs a side (blocks) were judged.
+    Cap,
+    /// `--budget` would have run out during the next run.
+    Budget,
+    /// A fixed number of runs (`--repeat`, or stored runs with no sequential design).
+    Fixed,
+}
+
+impl Stop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Settled => "settled",
+            Stop::Cap => "cap",
+            Stop::Budget => "budget",
+            Stop::Fixed => "fixed",
+        }
+    }
+}
+
+/// How a sequential compare went: its design, its looks and why it stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequenceSummary {
+    /// Candidate runs (blocks, interleaved) at which the rows were judged, in order.
+    pub looks: Vec<usize>,
+    /// The cap the α was spent over (`--max-repeat`).
+    pub max_repeat: usize,
+    /// Candidate runs (blocks) used.
+    pub used: usize,
+    pub stop: Stop,
+    /// The design in words: the spending function and how a look spends its share.
+    pub design: String,
 }
 
 /// `bench compare`'s result.
@@ -173,6 +217,9 @@ pub struct Comparison {
     #[serde(default)]
     pub notes: Vec<String>,
     pub regressed: bool,
+    /// A sequential compare's looks and stop; absent for a fixed number of runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<SequenceSummary>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -181,6 +228,23 @@ fn one() -> usize {
 }
 
 impl Comparison {
+    /// The gated rows left inconclusive: neither a regression nor an improvement nor no
+    /// change could be shown at the runs judged.
+    pub fn undecided(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Inconclusive)
+            .collect()
+    }
+
+    /// Gated rows: every row but the not-gated ones.
+    pub fn gated(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict != Verdict::NotGated)
+            .count()
+    }
+
     /// The row of one metric, if the comparison has it.
     pub fn row(&self, m: Metric) -> Option<&Row> {
         self.rows.iter().find(|r| r.metric == m)

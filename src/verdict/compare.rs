@@ -163,6 +163,17 @@ pub fn compare(
     allow_multi: bool,
     cfg: &GateConfig,
 ) -> Result<Comparison, BenchError> {
+    compare_at(base, cands, allow_multi, cfg, gate::Spend::all(cfg.alpha))
+}
+
+/// [`compare`] at one look of a sequential compare, spending `spend`.
+pub fn compare_at(
+    base: &Baseline,
+    cands: &[RunResult],
+    allow_multi: bool,
+    cfg: &GateConfig,
+    spend: gate::Spend,
+) -> Result<Comparison, BenchError> {
     let cand = cands.first().ok_or_else(|| {
         BenchError::Runtime("a comparison needs at least one candidate run".into())
     })?;
@@ -182,7 +193,7 @@ pub fn compare(
         &cand.vars,
         allow_multi,
     )?;
-    let mut rows = gate::evaluate(&base.repetitions, cands, cfg);
+    let mut rows = gate::evaluate_at(&base.repetitions, cands, cfg, spend);
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
     notes.extend(environment::differences(
         &base.repetitions,
@@ -210,6 +221,7 @@ pub fn compare(
         server_effects: server_effects(base, cand),
         notes,
         rows,
+        sequence: None,
         created_at: Utc::now(),
     })
 }

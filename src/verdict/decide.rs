@@ -9,24 +9,27 @@
 //!
 //! * **regressed** — effect > max(c, f): beyond the threshold *and* beyond noise;
 //! * **improved** — −effect > max(c, f);
-//! * **no change** — neither, and either c ≤ f (a change of the threshold's size would have
-//!   been seen) or b ≤ f: the one-sided 1 − α upper bound of how much worse the candidate is
-//!   stays inside the threshold, so a regression of the threshold's size is excluded — a
-//!   non-inferiority test — even where noise hides a change the other way;
-//! * **inconclusive** — neither: c > f and b > f. A regression of the threshold's size can be
-//!   neither seen nor excluded; the run is too small.
+//! * **no change** — neither, and b ≤ f: the one-sided 1 − α upper bound of how much worse
+//!   the candidate is stays inside the threshold, so a regression of the threshold's size is
+//!   excluded — a non-inferiority test — even where noise hides a change the other way;
+//! * **inconclusive** — neither: a regression of the threshold's size can be neither seen nor
+//!   excluded; the runs are too few.
 //!
-//! A regression needs both conditions, so the false-FAIL rate is at most α over the whole
-//! gated set (Bonferroni), as `--alpha` says, and so is the rate of a false "improved"; a small
-//! but significant change inside the threshold passes. The bound's "no change" is wrong — a regression of at least the threshold called no change — with
-//! probability at most α for each metric, since then b ≤ f needs the estimate to fall
-//! q₁₋α · se below the true effect. It needs no Bonferroni share: "no regression on any metric" is the intersection of the metrics' claims, and an
-//! intersection–union test that rejects "some metric is worse by its threshold" only when
-//! every metric's own level-α test does is itself of level α (Berger 1982) — splitting α is
-//! for a union like "some metric regressed", the FAIL side. The FAIL test is one-sided at
-//! α/m: a two-sided test at α/2m would spend only α/2 on false FAILs, stricter than the
-//! `--alpha` it prints. effect ± c is the two-sided 1 − 2α/m interval whose ends
-//! are the two one-sided bounds.
+//! A regression needs both conditions, so the false-FAIL rate (against no difference) is at
+//! most α over the whole gated set (Bonferroni), as `--alpha` says, and so is the rate of a
+//! false "improved"; a small but significant change inside the threshold passes. "No change"
+//! is wrong — a regression of at least the threshold called no change — with probability at
+//! most α for each metric, since then b ≤ f needs the estimate to fall q₁₋α · se below the
+//! true effect. A small critical value alone (c ≤ f) is not enough: with the estimate just
+//! under the threshold, a regression of the threshold's size is as likely as not, and the
+//! rows that rule let through could not keep that bound over the looks of a sequential
+//! compare. The bound needs no Bonferroni share: "no regression on any metric" is the
+//! intersection of the metrics' claims, and an intersection–union test that rejects "some
+//! metric is worse by its threshold" only when every metric's own level-α test does is
+//! itself of level α (Berger 1982) — splitting α is for a union like "some metric
+//! regressed", the FAIL side. The FAIL test is one-sided at α/m: a two-sided test at α/2m
+//! would spend only α/2 on false FAILs, stricter than the `--alpha` it prints. effect ± c is
+//! the two-sided 1 − 2α/m interval whose ends are the two one-sided bounds.
 
 pub use crate::model::comparison::Verdict;
 
@@ -50,7 +53,7 @@ pub fn decide(effect_worse: f64, se: f64, floor: f64, q_fail: f64, q_bound: f64)
         Verdict::Regressed
     } else if -effect_worse > bar {
         Verdict::Improved
-    } else if critical > floor && bound > floor {
+    } else if bound > floor {
         Verdict::Inconclusive
     } else {
         Verdict::NoChange

@@ -83,9 +83,39 @@ pub fn judged_blocks(base: &[RunResult], cand: &[RunResult]) -> Option<Vec<(usiz
     blocks(base, cand).filter(|b| b.len() >= PAIRED_MIN_BLOCKS)
 }
 
+/// The α a judgement spends on each side: on a false regression or improvement (split over
+/// the gated metrics) and on a false "no change" (each metric's own). A fixed-size compare
+/// spends `--alpha` on both at its one look; a sequential one a share at each look
+/// ([`crate::verdict::sequential`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spend {
+    pub fail: f64,
+    pub bound: f64,
+}
+
+impl Spend {
+    /// All of `alpha` on both sides: one look.
+    pub fn all(alpha: f64) -> Spend {
+        Spend {
+            fail: alpha,
+            bound: alpha,
+        }
+    }
+}
+
 /// Compares the candidate's runs with the baseline's: one row per threshold (goodput only
 /// when the scenario has SLOs).
 pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec<Row> {
+    evaluate_at(base, cand, cfg, Spend::all(cfg.alpha))
+}
+
+/// [`evaluate`] spending `spend` rather than all of `--alpha`.
+pub fn evaluate_at(
+    base: &[RunResult],
+    cand: &[RunResult],
+    cfg: &GateConfig,
+    spend: Spend,
+) -> Vec<Row> {
     // Interleaved runs (even too few blocks to pair) are resolved by more blocks, not by
     // re-recording the baseline.
     let interleaved = interleaved(base, cand);
@@ -109,8 +139,8 @@ pub fn evaluate(base: &[RunResult], cand: &[RunResult], cfg: &GateConfig) -> Vec
     // probability ≤ α over all gated metrics, and so has a false "improved". The bound on
     // worse is each metric's own at α (an intersection–union test: `decide`).
     let levels = Levels {
-        fail: 1.0 - cfg.alpha / gated.max(1) as f64,
-        bound: 1.0 - cfg.alpha,
+        fail: 1.0 - spend.fail / gated.max(1) as f64,
+        bound: 1.0 - spend.bound,
     };
     estimates
         .into_iter()
@@ -173,6 +203,7 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         n_candidate: m.n_candidate,
         mann_whitney_p: m.mann_whitney_p,
         df: m.df,
+        settled_at: None,
     };
     let verdict = match (&m.counts, &m.unjudgeable) {
         (Some(counts), _) => exact(&mut row, counts, levels),

@@ -1,0 +1,216 @@
+//! Sequential compares: candidate runs (interleaved blocks) are added while some gated row is
+//! undecided, and the rows are judged at planned *looks* — 3, 5, 8, 12, … runs a side (×1.5,
+//! rounded up, to the cap) — so that a clear change stops at the first look and a small one
+//! gets the runs it needs, up to `--max-repeat`.
+//!
+//! Looking again at a fixed-α test inflates its errors: a rule that fails at α at each of four
+//! looks fails far more often than α over the sequence (the seeded test below measures it).
+//! The design here is **α-spending** (Lan and DeMets 1983) with the linear member of the power
+//! family, α(t) = α·t (Kim and DeMets 1987), t = runs judged / cap: the look at n runs may
+//! spend α·(n − n_prev)/cap, on each side —
+//!
+//! * the FAIL side (a false *regressed*, or a false *improved*): the look's share split over
+//!   the gated metrics (Bonferroni), the FAIL test at 1 − share/m;
+//! * the *no change* side (non-inferiority): each metric's bound on worse at 1 − share.
+//!
+//! Each look's test is spent by the union bound over the looks (Bonferroni over time), not by
+//! the joint law of the statistics across looks that exact group-sequential boundaries use:
+//! the gate's statistics are Student's t with few degrees of freedom, a variance estimated
+//! again at each look, and bootstrap standard errors, whose joint law the canonical
+//! Brownian-motion boundaries do not describe. The union bound holds whatever that law is —
+//! the chance of any false claim over all looks is at most the α spent, Σ shares ≤ α —
+//! at the price of being conservative. A row settled at a look **stays settled**: its claim
+//! was made at that look's level, and the union bound already counts it; it is shown as judged
+//! then (`settled_at`). Looks are at planned counts fixed before any run; a compare stopped by
+//! `--budget` (time, not data) takes a last look where it stopped, spending what the
+//! function allows there.
+//!
+//! A design is written beside the runs (`sequence.json`), so that stored runs judged again
+//! (`--candidate`, `--control`) are replayed look by look and give the same verdicts.
+//!
+//! References: Lan, K. K. G., DeMets, D. L. (1983). Discrete sequential boundaries for
+//! clinical trials. *Biometrika* 70(3). Kim, K., DeMets, D. L. (1987). Design and analysis of
+//! group sequential tests based on the type I error spending rate function. *Biometrika*
+//! 74(1). Jennison, C., Turnbull, B. W. (2000). *Group Sequential Methods with Applications to
+//! Clinical Trials*, ch. 7 (α-spending) and 9 (repeated confidence intervals).
+
+use crate::error::BenchError;
+use crate::model::comparison::{Comparison, SequenceSummary, Stop, Verdict};
+use crate::verdict::gate::Spend;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The first look: runs a side (blocks) before any row is judged. Three runs give a first
+/// estimate of the run-to-run spread (two degrees of freedom a side).
+pub const FIRST_LOOK: usize = 3;
+
+/// The default cap (`--max-repeat`): at 12 runs a side (blocks) a change of 1.5 times the
+/// threshold is caught in nearly every round when runs differ by ≈ 4 % (as the llama-server
+/// CI scenario's do), and a CI job of 40-request runs stays within minutes.
+pub const DEFAULT_MAX: usize = 12;
+
+/// The file beside a sequential compare's candidate runs that holds its design.
+pub const DESIGN_FILE: &str = "sequence.json";
+
+/// A sequential design, fixed before the first run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Design {
+    /// Runs a side (blocks) at the planned looks, increasing; the last is the cap.
+    pub looks: Vec<usize>,
+    /// The α spent over the whole sequence, on each side.
+    pub alpha: f64,
+}
+
+impl Design {
+    /// Looks at `first`, then ×1.5 rounded up, to `max` (the last look).
+    pub fn new(first: usize, max: usize, alpha: f64) -> Design {
+        let max = max.max(1);
+        let mut k = first.clamp(1, max);
+        let mut looks = vec![k];
+        while k < max {
+            k = ((k as f64 * 1.5).ceil() as usize).min(max);
+            looks.push(k);
+        }
+        Design { looks, alpha }
+    }
+
+    /// The cap: the last planned look.
+    pub fn max(&self) -> usize {
+        self.looks.last().copied().unwrap_or(1)
+    }
+
+    pub fn is_look(&self, n: usize) -> bool {
+        self.looks.contains(&n)
+    }
+
+    /// The α spent by a look at `n` runs: α·min(n / cap, 1).
+    pub fn spent(&self, n: usize) -> f64 {
+        self.alpha * (n as f64 / self.max() as f64).min(1.0)
+    }
+
+    /// What a look at `n` spends after one at `prev` (0 for the first).
+    pub fn spend(&self, prev: usize, n: usize) -> Spend {
+        let share = (self.spent(n) - self.spent(prev)).max(0.0);
+        Spend {
+            fail: share,
+            bound: share,
+        }
+    }
+
+    /// The design in words, for reports.
+    pub fn describe(&self) -> String {
+        let looks: Vec<String> = self.looks.iter().map(|k| k.to_string()).collect();
+        format!(
+            "α-spending α·n/{} (Lan–DeMets, linear), looks at {} runs a side; each look's share split over the gated metrics on the FAIL side, each metric's own on the no-change side; settled rows stay settled",
+            self.max(),
+            looks.join(", ")
+        )
+    }
+
+    /// The design stored beside runs under `dir`, if there is one.
+    pub fn stored(dir: &Path) -> Result<Option<Design>, BenchError> {
+        let p = dir.join(DESIGN_FILE);
+        if !p.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", p.display())))?;
+        let d: Design = serde_json::from_str(&text).map_err(|e| {
+            BenchError::Runtime(format!(
+                "{}: not a sequential design ({e}); remove it to judge the runs as a fixed-size compare",
+                p.display()
+            ))
+        })?;
+        let increasing = d.looks.windows(2).all(|w| w[0] < w[1]);
+        if d.looks.is_empty() || d.looks[0] == 0 || !increasing || !(0.0..0.5).contains(&d.alpha) {
+            return Err(BenchError::Runtime(format!(
+                "{}: looks must be increasing counts from 1 and alpha in (0, 0.5)",
+                p.display()
+            )));
+        }
+        Ok(Some(d))
+    }
+}
+
+/// The looks of one compare so far: the rows settled, and the comparison at the last look.
+#[derive(Debug)]
+pub struct Sequence {
+    design: Design,
+    looks: Vec<usize>,
+    settled: Vec<crate::model::comparison::Row>,
+    last: Option<Comparison>,
+}
+
+impl Sequence {
+    pub fn new(design: Design) -> Sequence {
+        Sequence {
+            design,
+            looks: Vec::new(),
+            settled: Vec::new(),
+            last: None,
+        }
+    }
+
+    pub fn design(&self) -> &Design {
+        &self.design
+    }
+
+    /// Judges the runs so far at a look at `n` runs a side (blocks): `judge` compares them
+    /// spending what the look may. Rows settled before are kept as they were; rows settled now
+    /// are kept from now on. True when every gated row is settled.
+    pub fn look(
+        &mut self,
+        n: usize,
+        judge: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
+    ) -> Result<bool, BenchError> {
+        let prev = self.looks.last().copied().unwrap_or(0);
+        if n <= prev {
+            return Ok(self.settled_all());
+        }
+        let mut c = judge(self.design.spend(prev, n))?;
+        for row in c.rows.iter_mut() {
+            if let Some(s) = self.settled.iter().find(|s| s.metric == row.metric) {
+                *row = s.clone();
+            } else if matches!(
+                row.verdict,
+                Verdict::Regressed | Verdict::Improved | Verdict::NoChange
+            ) {
+                row.settled_at = Some(n);
+                self.settled.push(row.clone());
+            }
+        }
+        c.regressed = c.rows.iter().any(|r| r.verdict == Verdict::Regressed);
+        self.looks.push(n);
+        self.last = Some(c);
+        Ok(self.settled_all())
+    }
+
+    fn settled_all(&self) -> bool {
+        self.last.as_ref().is_some_and(|c| c.undecided().is_empty())
+    }
+
+    /// Runs a side (blocks) at the last look.
+    pub fn judged(&self) -> usize {
+        self.looks.last().copied().unwrap_or(0)
+    }
+
+    /// The comparison at the last look, with the sequence's looks and why it stopped; `None`
+    /// before any look.
+    pub fn finish(self, stop: Stop) -> Option<Comparison> {
+        let used = self.judged();
+        let design = self.design.describe();
+        let max_repeat = self.design.max();
+        let mut c = self.last?;
+        c.sequence = Some(SequenceSummary {
+            looks: self.looks,
+            max_repeat,
+            used,
+            stop,
+            design,
+        });
+        Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests;
