@@ -268,6 +268,13 @@ pub struct BaselineArgs {
     pub show: Option<String>,
 }
 
+/// What an undecided gated row does to `bench compare`'s exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Undecided {
+    Pass,
+    Fail,
+}
+
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Scenario file.
@@ -280,12 +287,24 @@ pub struct CompareArgs {
     /// Directory of the store.
     #[arg(long, default_value = "baselines")]
     pub baselines: PathBuf,
-    /// Runs of the candidate (default 3): the run-to-run spread of both arms is the gate's
-    /// noise, so one candidate run cannot show its own (see docs/gate.md). With
-    /// --interleave, ABBA blocks of one control and one candidate run (default 6, the fewest
-    /// the gate judges in pairs).
-    #[arg(long)]
+    /// A fixed number of candidate runs (with --interleave, ABBA blocks of one control and
+    /// one candidate run), judged once at --alpha. Without it the compare is sequential: runs
+    /// are added while a gated row is undecided (see --max-repeat).
+    #[arg(long, conflicts_with = "max_repeat")]
     pub repeat: Option<u32>,
+    /// The cap of a sequential compare: at most this many candidate runs (blocks with
+    /// --interleave), judged at looks after 3, 5, 8, 12, … with α spent over the looks; it
+    /// stops at the first look where every gated row is settled. Default 12.
+    #[arg(long, value_name = "N")]
+    pub max_repeat: Option<u32>,
+    /// Stop a sequential compare before a run that would end past this wall time (`20m`,
+    /// `90s`, `1h`), judging the runs made. Default 30m.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// The exit code of a gated row left undecided (inconclusive) when the compare ends:
+    /// `pass` (exit 0, the headline names the rows) or `fail` (exit 1).
+    #[arg(long, value_enum, default_value_t = Undecided::Pass)]
+    pub undecided: Undecided,
     /// Judge these stored runs (repeatable) instead of running the scenario now: a run.json,
     /// or a directory of repetitions (rep1/run.json, …) as --repeat and --interleave write.
     #[arg(long, value_name = "RUN.json|DIR")]
@@ -348,8 +367,7 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Also fail (exit 1) when a gated metric is inconclusive: the run was too small to see
-    /// its threshold.
+    /// The same as --undecided fail.
     #[arg(long)]
     pub strict: bool,
     /// Write an HTML report (verdict table, baseline and candidate CDFs) here.

@@ -183,6 +183,7 @@ pub async fn run(
     k: usize,
     switch: Option<&str>,
     out: &Path,
+    mut go_on: impl FnMut(&[RunResult], &[RunResult]) -> Result<bool, BenchError>,
 ) -> Result<(Vec<RunResult>, Vec<RunResult>), BenchError> {
     // Signals during the first --switch command are routed too (see `signals::install`).
     crate::session::signals::install();
@@ -235,6 +236,9 @@ pub async fn run(
                 })?;
             }
             runs.push(run);
+        }
+        if !go_on(&a, &b)? {
+            break;
         }
     }
     Ok((a, b))

@@ -5,6 +5,7 @@
 
 pub mod diagnose;
 pub mod interleave;
+pub mod judge;
 pub mod merge;
 pub mod selftest;
 pub mod stack;

@@ -217,6 +217,9 @@ pub struct Comparison {
     #[serde(default)]
     pub notes: Vec<String>,
     pub regressed: bool,
+    /// An undecided gated row fails the compare (`--undecided fail`).
+    #[serde(default)]
+    pub undecided_fails: bool,
     /// A sequential compare's looks and stop; absent for a fixed number of runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<SequenceSummary>,
@@ -235,6 +238,11 @@ impl Comparison {
             .iter()
             .filter(|r| r.verdict == Verdict::Inconclusive)
             .collect()
+    }
+
+    /// Whether the compare fails: a row regressed, or one is undecided and that fails it.
+    pub fn fails(&self) -> bool {
+        self.regressed || (self.undecided_fails && !self.undecided().is_empty())
     }
 
     /// Gated rows: every row but the not-gated ones.

@@ -37,20 +37,77 @@ pub(crate) fn interval(r: &Row) -> String {
     format!("[{:+.1}{u}, {:+.1}{u}]", r.interval_low, r.interval_high)
 }
 
+/// `REGRESSION`, `PASS`, or `FAIL` (undecided rows with `--undecided fail`), and how many
+/// gated rows were left undecided, by name: `PASS — 2 of 8 undecided: tpot.p95, e2e.p95`.
+pub fn state(c: &Comparison) -> String {
+    let state = if c.regressed {
+        "REGRESSION"
+    } else if c.fails() {
+        "FAIL"
+    } else {
+        "PASS"
+    };
+    let undecided = c.undecided();
+    if undecided.is_empty() {
+        return state.into();
+    }
+    let names: Vec<String> = undecided.iter().map(|r| r.metric.to_string()).collect();
+    format!(
+        "{state} — {} of {} undecided: {}",
+        undecided.len(),
+        c.gated(),
+        names.join(", ")
+    )
+}
+
+/// How many runs each arm used and, for a sequential compare, why it stopped.
+fn runs_used(c: &Comparison) -> Option<String> {
+    let s = c.sequence.as_ref()?;
+    let unit = if c.interleaved { "blocks" } else { "runs a side" };
+    let looks: Vec<String> = s.looks.iter().map(|k| k.to_string()).collect();
+    let why = match s.stop {
+        crate::model::comparison::Stop::Settled => "every gated row settled".to_string(),
+        crate::model::comparison::Stop::Cap => format!("the cap, --max-repeat {}", s.max_repeat),
+        crate::model::comparison::Stop::Budget => "the --budget".to_string(),
+        crate::model::comparison::Stop::Fixed => "a fixed size".to_string(),
+    };
+    Some(format!(
+        "sequential: {} {unit} used, stopped by {why} (looks at {}; cap {})",
+        s.used,
+        looks.join(", "),
+        s.max_repeat
+    ))
+}
+
+/// A row's reason, with the look it was settled at.
+fn reason(c: &Comparison, r: &Row) -> String {
+    match r.settled_at {
+        Some(n) => {
+            let unit = if c.interleaved { "blocks" } else { "runs a side" };
+            format!("{} [settled at {n} {unit}]", r.reason)
+        }
+        None => r.reason.clone(),
+    }
+}
+
 fn headline(c: &Comparison) -> String {
-    let state = if c.regressed { "REGRESSION" } else { "PASS" };
+    let state = state(c);
     let attrib = if c.attributable {
         ""
     } else {
         " (UNATTRIBUTABLE: several vars changed)"
     };
-    format!(
+    let mut h = format!(
         "bench compare {} — {state}\n  change: {}{attrib}\n  baseline: {} · candidate: {}",
         c.scenario_name,
         c.change,
         arms(c).0,
         arms(c).1
-    )
+    );
+    if let Some(s) = runs_used(c) {
+        h += &format!("\n  {s}");
+    }
+    h
 }
 
 /// How each arm is described: `main (3 runs)` and `3 runs (first r-1)`, interleaved or not.
@@ -104,7 +161,7 @@ pub fn table(c: &Comparison) -> String {
     }
     let _ = writeln!(o);
     for r in &c.rows {
-        let _ = writeln!(o, "  {}", r.reason);
+        let _ = writeln!(o, "  {}", reason(c, r));
     }
     if !c.notes.is_empty() {
         let _ = writeln!(o);
@@ -122,20 +179,24 @@ fn method(c: &Comparison) -> String {
         None => "SE from drawing each arm's runs again with replacement (the run is the unit; a rate: the runs' spread), never below the pooled requests' sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1), also when they agree".into(),
     };
     format!(
-        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when critical ≤ floor or the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).",
+        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).{}",
         c.alpha,
-        gated(c)
+        gated(c),
+        c.sequence
+            .as_ref()
+            .map_or(String::new(), |s| format!(" Over the looks: {}; at each look α is that look's share.", s.design))
     )
 }
 
 pub fn markdown(c: &Comparison) -> String {
     let mut o = String::new();
-    let mark = if c.regressed {
-        "❌ regression"
-    } else {
-        "✅ pass"
-    };
-    let _ = writeln!(o, "### bench compare `{}`: {mark}\n", c.scenario_name);
+    let mark = if c.fails() { "❌" } else { "✅" };
+    let _ = writeln!(
+        o,
+        "### bench compare `{}`: {mark} {}\n",
+        c.scenario_name,
+        state(c)
+    );
     let _ = writeln!(
         o,
         "- change: **{}**{}",
@@ -148,6 +209,9 @@ pub fn markdown(c: &Comparison) -> String {
     );
     let (base, cand) = arms(c);
     let _ = writeln!(o, "- baseline: {base}; candidate: {cand}");
+    if let Some(s) = runs_used(c) {
+        let _ = writeln!(o, "- {s}");
+    }
     if !c.server_effects.is_empty() {
         let _ = writeln!(o, "- server: {}", c.server_effects.join(", "));
     }
@@ -177,8 +241,49 @@ pub fn markdown(c: &Comparison) -> String {
     }
     let _ = writeln!(o, "\n<details><summary>reasons</summary>\n");
     for r in &c.rows {
-        let _ = writeln!(o, "- {}", r.reason);
+        let _ = writeln!(o, "- {}", reason(c, r));
     }
     let _ = writeln!(o, "\n{}\n</details>", method(c));
     o
+}
+
+/// Where a comparison goes besides the terminal.
+#[derive(Debug, Default)]
+pub struct Outputs<'a> {
+    pub markdown: Option<&'a std::path::Path>,
+    pub html: Option<&'a std::path::Path>,
+    pub json: Option<&'a std::path::Path>,
+    /// The optimization record to append to, with the owner and note of its rows.
+    pub record: Option<(&'a std::path::Path, String, &'a str)>,
+}
+
+/// Prints the table, and writes the Markdown (also to `$GITHUB_STEP_SUMMARY` when set), the
+/// HTML report of the arms, the JSON and the record rows where `o` says.
+pub fn write_all(
+    c: &Comparison,
+    arms: (
+        &[crate::model::result::RunResult],
+        &[crate::model::result::RunResult],
+    ),
+    o: &Outputs,
+) -> Result<(), crate::error::BenchError> {
+    crate::out_text!("{}", table(c));
+    let md = markdown(c);
+    if let Some(p) = o.markdown {
+        super::write_atomic(p, md.as_bytes())?;
+    }
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) {
+        super::append(std::path::Path::new(&summary), md.as_bytes())?;
+    }
+    if let Some(p) = o.html {
+        super::write_atomic(p, super::html::compare_report(c, Some(arms)).as_bytes())?;
+    }
+    if let Some(p) = o.json {
+        super::write_atomic(p, &super::json(c)?)?;
+    }
+    if let Some((p, owner, note)) = &o.record {
+        super::record::append(p, &super::record::comparison_rows(c, owner, note))?;
+        crate::out!("record rows appended to {}", p.display());
+    }
+    Ok(())
 }

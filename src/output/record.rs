@@ -47,7 +47,8 @@ pub struct RecordRow {
     pub baseline_name: String,
     /// The traffic's hash, first 12 hex digits.
     pub scenario_hash: String,
-    /// Runs per arm, `baseline vs candidate` (a stack row: per configuration).
+    /// Runs per arm, `baseline vs candidate` (a stack row: per configuration); for a
+    /// sequential compare also why it stopped and the look that settled the row.
     pub runs: String,
     /// Values per arm behind the row (requests for a latency, runs for a rate).
     pub n: String,
@@ -114,6 +115,30 @@ fn sentence(change: &str, r: &Row) -> String {
     )
 }
 
+/// Runs per arm, and for a sequential compare why it stopped and the look that settled the
+/// row: `3 vs 8 (sequential: cap 12; settled at 5)`.
+fn runs(c: &Comparison, r: &Row) -> String {
+    let arms = format!("{} vs {}", c.baseline_repetitions, c.candidate_repetitions);
+    match &c.sequence {
+        None => arms,
+        Some(s) => {
+            let stop = match s.stop {
+                crate::model::comparison::Stop::Cap => format!("cap {}", s.max_repeat),
+                other => other.name().to_string(),
+            };
+            let row = r
+                .settled_at
+                .map_or("undecided".to_string(), |n| format!("settled at {n}"));
+            let row = if r.verdict == Verdict::NotGated {
+                "not gated".to_string()
+            } else {
+                row
+            };
+            format!("{arms} (sequential: {stop}; {row})")
+        }
+    }
+}
+
 /// The rows of a comparison, one per metric.
 pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow> {
     let date = c.created_at.format("%Y-%m-%d").to_string();
@@ -162,7 +187,7 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 server: escape(&c.server_effects.join("; ")),
                 baseline_name: escape(&c.baseline),
                 scenario_hash: short_hash(&c.scenario_hash).into(),
-                runs: format!("{} vs {}", c.baseline_repetitions, c.candidate_repetitions),
+                runs: runs(c, r),
                 n: format!("{} vs {}", r.n_baseline, r.n_candidate),
                 alpha: format!("{}", c.alpha),
                 tool_version: c.tool_version.clone(),

@@ -31,6 +31,8 @@ pub struct Layout<'a> {
     pub numbered: bool,
     /// The line before each run (`baseline main`, `candidate`), unless quiet.
     pub label: &'a str,
+    /// `k` is a cap (a sequential compare), not the count: "repetition 2 of at most 12".
+    pub at_most: bool,
 }
 
 impl Layout<'_> {
@@ -43,27 +45,31 @@ impl Layout<'_> {
     }
 }
 
-/// Runs `session` `k` times as `layout` says; `accept` sees each whole run before the next
-/// starts and may refuse it (the error ends the repetitions). A first run that fails is the
-/// error itself; a later one ends the repetitions with the runs kept.
+/// Runs `session` up to `k` times as `layout` says; `accept` sees the whole runs so far after
+/// each one and says whether to go on (`false`: enough) or refuses the last (the error ends
+/// the repetitions). A first run that fails is the error itself; a later one ends the
+/// repetitions with the runs kept.
 pub async fn repeat(
     session: &Session,
     k: usize,
     layout: &Layout<'_>,
-    mut accept: impl FnMut(usize, &RunResult) -> Result<(), BenchError>,
+    mut accept: impl FnMut(&[RunResult]) -> Result<bool, BenchError>,
 ) -> Result<Repeated, BenchError> {
     let mut runs = Vec::new();
     for i in 1..=k {
         if k > 1 && !session.spec().quiet {
-            crate::say!("{}: repetition {i} of {k}", layout.label);
+            let of = if layout.at_most { "at most " } else { "" };
+            crate::say!("{}: repetition {i} of {of}{k}", layout.label);
         }
         let stopped = match session.run_to(&layout.dir(i, k), false).await {
             Err(e) if runs.is_empty() => return Err(e),
             Err(e) => Some(Stopped::Failed(e)),
             Ok(run) if !run.complete => Some(Stopped::Interrupted),
             Ok(run) => {
-                accept(i, &run)?;
                 runs.push(run);
+                if !accept(&runs)? {
+                    break;
+                }
                 None
             }
         };

@@ -221,6 +221,7 @@ pub fn compare_at(
         server_effects: server_effects(base, cand),
         notes,
         rows,
+        undecided_fails: false,
         sequence: None,
         created_at: Utc::now(),
     })

@@ -182,3 +182,23 @@ pub fn check_control(base: &Baseline, control: &Arm) -> Result<(), BenchError> {
     }
     Ok(())
 }
+
+/// What a compare judges against: the stored baseline `name` of `scenario` under `baselines`,
+/// or the `--against` runs standing in for one.
+pub fn reference(
+    against: &[PathBuf],
+    baselines: &Path,
+    scenario: &str,
+    name: &str,
+) -> Result<Baseline, BenchError> {
+    use crate::verdict::baseline as store;
+    if against.is_empty() {
+        return store::load(&store::path(baselines, scenario, name)?);
+    }
+    let arm = load(against, Role::Against)?;
+    let name = match against {
+        [one] => one.display().to_string(),
+        more => format!("{} stored runs ({})", arm.runs.len(), more.len()),
+    };
+    Baseline::from_runs(&name, arm.runs)
+}

@@ -110,7 +110,9 @@ fn false_no_change_stays_within_alpha_over_all_looks() {
     let floor = 1.1f64.ln();
     let spending = rate(Rule::Spending, floor, floor, 2, Verdict::NoChange);
     let every = rate(Rule::FixedEveryLook, floor, floor, 2, Verdict::NoChange);
-    eprintln!("false no change over all looks: design {spending:.4}, fixed α at every look {every:.4}");
+    eprintln!(
+        "false no change over all looks: design {spending:.4}, fixed α at every look {every:.4}"
+    );
     assert!(spending <= ALPHA, "design: {spending}");
     assert!(every > ALPHA + 0.01, "fixed α at every look: {every}");
 }
@@ -137,11 +139,17 @@ fn clear_changes_stop_early_and_a_15_percent_one_is_caught_by_the_cap() {
     };
     let (caught, median) = runs(1.4f64.ln(), Verdict::Regressed);
     eprintln!("40 %: caught {caught}, median runs {median:?}");
-    assert!(caught > 0.99 && median == Some(3), "40 %: {caught}, median runs {median:?}");
+    assert!(
+        caught > 0.99 && median == Some(3),
+        "40 %: {caught}, median runs {median:?}"
+    );
     let (caught, m15) = runs(1.15f64.ln(), Verdict::Regressed);
     eprintln!("15 %: caught {caught}, median runs {m15:?}");
     assert!(caught >= 0.9, "15 %: {caught}");
     let (settled, median) = runs(0.0, Verdict::NoChange);
     eprintln!("A/A: no change {settled}, median runs {median:?}");
-    assert!(settled >= 0.9 && median < Some(12), "A/A: {settled}, median runs {median:?}");
+    assert!(
+        settled >= 0.9 && median < Some(12),
+        "A/A: {settled}, median runs {median:?}"
+    );
 }

@@ -1,0 +1,382 @@
+//! `bench compare`'s arms and looks: the candidate run now against a stored baseline, run in
+//! ABBA blocks with a control arm (`--interleave`), or read from stored runs (`--candidate`,
+//! `--control`), and judged at the looks of its size — a fixed number of runs judged once at
+//! α, or a sequential design that adds runs while a gated row is undecided
+//! ([`crate::verdict::sequential`]), up to its cap or its wall-time budget. Stored runs of a
+//! sequential compare are replayed look by look from the design written beside them.
+
+use crate::analysis::interleave::{self, check_control, control_opts};
+use crate::config::run::RunSpec;
+use crate::config::thresholds::GateConfig;
+use crate::error::BenchError;
+use crate::model::baseline::Baseline;
+use crate::model::comparison::{Comparison, Stop};
+use crate::model::result::RunResult;
+use crate::model::scenario::Scenario;
+use crate::session::repeat::{repeat, Layout, Stopped};
+use crate::session::Session;
+use crate::verdict::compare::compare_at;
+use crate::verdict::gate::{self, Spend};
+use crate::verdict::sequential::{Design, Sequence, DEFAULT_MAX, DESIGN_FILE, FIRST_LOOK};
+use crate::verdict::stored::{self as stored_runs, Role};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How many runs a compare makes.
+#[derive(Debug, Clone)]
+pub enum Size {
+    /// This many, judged once at α (`--repeat`).
+    Fixed(usize),
+    /// Up to the design's cap, stopping at the first look where every gated row is settled,
+    /// or before a run that would end past the budget.
+    Sequential {
+        design: Design,
+        budget: Option<Duration>,
+    },
+}
+
+impl Size {
+    /// `--repeat N`: a fixed size; else sequential to `--max-repeat` (default
+    /// [`DEFAULT_MAX`]) within `--budget` (default 30 minutes: a CI job's share).
+    pub fn from_flags(
+        repeat: Option<u32>,
+        max_repeat: Option<u32>,
+        budget: Option<&str>,
+        alpha: f64,
+    ) -> Result<Size, BenchError> {
+        use crate::config::values::{parse_duration, repeats};
+        if let Some(k) = repeat {
+            return Ok(Size::Fixed(repeats(k)?));
+        }
+        let max = repeats(max_repeat.unwrap_or(DEFAULT_MAX as u32))?;
+        let budget = parse_duration(budget.unwrap_or("30m"))
+            .map_err(|m| BenchError::usage(format!("--budget: {m}")))?;
+        Ok(Size::Sequential {
+            design: Design::new(FIRST_LOOK, max, alpha),
+            budget: Some(Duration::from_secs_f64(budget)),
+        })
+    }
+
+    fn design(&self, alpha: f64) -> Design {
+        match self {
+            Size::Fixed(k) => Design {
+                looks: vec![*k],
+                alpha,
+            },
+            Size::Sequential { design, .. } => design.clone(),
+        }
+    }
+}
+
+/// What a compare judges with.
+pub struct Judge<'a> {
+    pub cfg: &'a GateConfig,
+    pub allow_multi: bool,
+    pub size: Size,
+}
+
+/// The judged comparison and the arms it judged.
+pub struct Judged {
+    pub comparison: Comparison,
+    pub base: Baseline,
+    pub cand: Vec<RunResult>,
+}
+
+/// The looks of one compare as its runs come in.
+struct Looks<'a> {
+    judge: &'a Judge<'a>,
+    seq: Sequence,
+    started: Instant,
+    stop: Stop,
+}
+
+impl<'a> Looks<'a> {
+    fn new(judge: &'a Judge<'a>) -> Looks<'a> {
+        Looks {
+            seq: Sequence::new(judge.size.design(judge.cfg.alpha)),
+            judge,
+            started: Instant::now(),
+            stop: Stop::Cap,
+        }
+    }
+
+    /// After `n` runs a side (blocks): a look when one is planned; whether to go on.
+    fn after(
+        &mut self,
+        n: usize,
+        compare: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
+    ) -> Result<bool, BenchError> {
+        let design = self.seq.design().clone();
+        if design.is_look(n) && self.seq.look(n, compare)? {
+            self.stop = Stop::Settled;
+            return Ok(false);
+        }
+        if n >= design.max() {
+            self.stop = Stop::Cap;
+            return Ok(false);
+        }
+        if let Size::Sequential {
+            budget: Some(b), ..
+        } = self.judge.size
+        {
+            let spent = self.started.elapsed();
+            if spent + spent / n as u32 > b {
+                self.stop = Stop::Budget;
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The comparison at the last look, taken at `n` when none was (a budget's stop).
+    fn finish(
+        mut self,
+        n: usize,
+        compare: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
+    ) -> Result<Comparison, BenchError> {
+        if self.seq.judged() < n {
+            self.seq.look(n, compare)?;
+        }
+        let fixed = matches!(self.judge.size, Size::Fixed(_));
+        let mut c = self
+            .seq
+            .finish(self.stop)
+            .ok_or_else(|| BenchError::Runtime("no run was judged".into()))?;
+        if fixed {
+            c.sequence = None;
+            c.rows.iter_mut().for_each(|r| r.settled_at = None);
+        }
+        Ok(c)
+    }
+}
+
+impl Judge<'_> {
+    fn compare(
+        &self,
+        base: &Baseline,
+        cand: &[RunResult],
+        spend: Spend,
+    ) -> Result<Comparison, BenchError> {
+        let mut c = compare_at(base, cand, self.allow_multi, self.cfg, spend)?;
+        c.interleaved = gate::interleaved(&base.repetitions, cand);
+        Ok(c)
+    }
+
+    /// Writes the design beside the runs, so that judging them again replays its looks.
+    fn write_design(&self, dir: &Path) -> Result<(), BenchError> {
+        if let Size::Sequential { design, .. } = &self.size {
+            let text = serde_json::to_vec_pretty(design)
+                .map_err(|e| BenchError::Runtime(format!("cannot write the design: {e}")))?;
+            crate::output::write_atomic(&dir.join(DESIGN_FILE), &text)?;
+        }
+        Ok(())
+    }
+
+    fn cap(&self) -> usize {
+        self.size.design(self.cfg.alpha).max()
+    }
+
+    /// Candidate runs now against the stored baseline; `Err` with the runs kept named when
+    /// one was cut short or failed.
+    pub async fn measured(
+        &self,
+        stored: Baseline,
+        spec: RunSpec,
+        rejudge: &str,
+    ) -> Result<Judged, Cut> {
+        let session = Session::new(spec)?;
+        let out = session.out_dir(&session.spec().scenario.name);
+        crate::output::check_fresh(&out)?;
+        let sequential = matches!(self.size, Size::Sequential { .. });
+        let layout = Layout {
+            out: &out,
+            numbered: sequential,
+            label: "candidate",
+            at_most: sequential,
+        };
+        if sequential {
+            self.write_design(&out)?;
+        }
+        let mut looks = Looks::new(self);
+        let done = repeat(&session, self.cap(), &layout, |runs| {
+            looks.after(runs.len(), |s| self.compare(&stored, runs, s))
+        })
+        .await?;
+        let hint = kept(
+            !done.runs.is_empty(),
+            &format!("the {} candidate runs finished are", done.runs.len()),
+            &out,
+            &format!("{rejudge} --candidate {}", out.display()),
+        );
+        match done.stopped {
+            None => crate::say!("candidate runs written to {}", out.display()),
+            Some(Stopped::Failed(e)) => return Err(Cut::Said(format!("error: {e}{hint}"))),
+            Some(Stopped::Interrupted) => return Err(Cut::Said(hint.trim_start().to_string())),
+        }
+        let n = done.runs.len();
+        let comparison = looks.finish(n, |s| self.compare(&stored, &done.runs, s))?;
+        Ok(Judged {
+            comparison,
+            base: stored,
+            cand: done.runs,
+        })
+    }
+
+    /// The control arm run now in ABBA blocks with the candidate (`--interleave`); the control
+    /// runs become the baseline judged against, the stored one naming their configuration.
+    pub async fn interleaved(
+        &self,
+        stored: Baseline,
+        (scenario, spec): (Scenario, RunSpec),
+        arm: &ControlArm<'_>,
+        rejudge: &str,
+    ) -> Result<Judged, Cut> {
+        let opts = control_opts(
+            &stored,
+            &spec,
+            arm.opts,
+            arm.baseline_endpoint,
+            arm.switch.is_some(),
+        )?;
+        let control = RunSpec::from_scenario(scenario, arm.scenario_path, &opts)?;
+        check_control(&stored, &control)?;
+        let candidate = Session::new(spec)?;
+        let out = candidate.out_dir(&candidate.spec().scenario.name);
+        crate::output::check_fresh(&out)?;
+        self.write_design(&out.join("candidate"))?;
+        let hint = {
+            let (out, dir, rejudge) = (out.clone(), out.display().to_string(), rejudge.to_string());
+            move || {
+                kept(
+                    out.join("candidate/rep1/run.json").is_file(),
+                    "the runs finished so far are",
+                    &out,
+                    &format!("{rejudge} --control {dir}/control --candidate {dir}/candidate"),
+                )
+            }
+        };
+        // A signal while no run is under way (a --switch command, the wait for the endpoint)
+        // ends the process at once: it says the same.
+        crate::session::signals::on_exit(hint.clone());
+        let name = format!("{} (interleaved control)", stored.name);
+        let mut looks = Looks::new(self);
+        let control = Session::new(control)?;
+        let (a, b) = interleave::run(
+            &control,
+            &candidate,
+            self.cap(),
+            arm.switch,
+            &out,
+            |a, b| {
+                let base = Baseline::new(&name, a.to_vec())?;
+                looks.after(b.len(), |s| self.compare(&base, b, s))
+            },
+        )
+        .await
+        .map_err(|e| Cut::Said(format!("error: {e}{}", hint())))?;
+        crate::say!("control and candidate runs written under {}", out.display());
+        let base = Baseline::new(&name, a)?;
+        let comparison = looks.finish(b.len(), |s| self.compare(&base, &b, s))?;
+        Ok(Judged {
+            comparison,
+            base,
+            cand: b,
+        })
+    }
+
+    /// Stored runs judged again (`--candidate`), against the stored baseline or stored control
+    /// runs (`--control`): replayed look by look when a sequential design lies beside them,
+    /// else judged once.
+    pub fn stored(
+        &self,
+        stored: Baseline,
+        candidate: &[PathBuf],
+        control: &[PathBuf],
+    ) -> Result<Judged, BenchError> {
+        let mut cand = stored_runs::load(candidate, Role::Candidate)?;
+        let design = match candidate {
+            [dir] if dir.is_dir() => Design::stored(dir)?,
+            _ => None,
+        };
+        let replay = Judge {
+            cfg: self.cfg,
+            allow_multi: self.allow_multi,
+            size: match design {
+                Some(design) => Size::Sequential {
+                    design,
+                    budget: None,
+                },
+                None => Size::Fixed(cand.runs.len()),
+            },
+        };
+        cand.runs.sort_by_key(|r| r.started_at);
+        let paired = !control.is_empty();
+        let base = if control.is_empty() {
+            stored
+        } else {
+            let mut control = stored_runs::load(control, Role::Control)?;
+            stored_runs::check_control(&stored, &control)?;
+            stored_runs::whole_blocks(&mut control, &mut cand);
+            control.runs.sort_by_key(|r| r.started_at);
+            let name = format!("{} (stored control)", stored.name);
+            Baseline::new(&name, control.runs)?
+        };
+        let arm = |n: usize| -> Result<Baseline, BenchError> {
+            if paired {
+                Baseline::new(&base.name, base.repetitions[..n].to_vec())
+            } else {
+                Ok(base.clone())
+            }
+        };
+        let mut looks = Looks::new(&replay);
+        let mut n = 0;
+        while n < cand.runs.len() {
+            n += 1;
+            let b = arm(n)?;
+            if !looks.after(n, |s| replay.compare(&b, &cand.runs[..n], s))? {
+                break;
+            }
+        }
+        let b = arm(n)?;
+        let comparison = looks.finish(n, |s| replay.compare(&b, &cand.runs[..n], s))?;
+        Ok(Judged {
+            comparison,
+            base: b,
+            cand: cand.runs[..n].to_vec(),
+        })
+    }
+}
+
+/// How `--interleave` reaches the baseline's configuration.
+pub struct ControlArm<'a> {
+    pub scenario_path: &'a Path,
+    pub opts: &'a crate::cli::RunOpts,
+    pub baseline_endpoint: Option<&'a str>,
+    pub switch: Option<&'a str>,
+}
+
+/// A compare that ended before its verdict.
+#[derive(Debug)]
+pub enum Cut {
+    /// Said already, with where the finished runs are kept (exit 2).
+    Said(String),
+    Error(BenchError),
+}
+
+impl From<BenchError> for Cut {
+    fn from(e: BenchError) -> Cut {
+        Cut::Error(e)
+    }
+}
+
+/// After a compare stopped part-way with runs on disk (`any`): where they are (`what` are
+/// kept under `out`) and the command that judges them; empty when none are.
+fn kept(any: bool, what: &str, out: &Path, command: &str) -> String {
+    if !any {
+        return String::new();
+    }
+    format!(
+        "\n{what} kept under {}; judge them with:\n  {command}",
+        out.display()
+    )
+}
