@@ -60,6 +60,51 @@ fn rejudge(scenario: &str, store: &str, out: &Path, json: &Path) -> (i32, String
     (rc, err)
 }
 
+fn c_has_no_sequence(json: &Path) -> bool {
+    read_json(json).get("sequence").is_none()
+}
+
+/// Without `--repeat` an interleave is sequential: blocks are added to a look (3, 5 with
+/// `--max-repeat 5`), the JSON says where it stopped and why, and the runs judged again from
+/// their directories replay the same looks to the very same rows.
+#[test]
+fn a_sequential_interleave_stops_at_a_look_and_is_replayed_from_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, store) = recorded(dir.path());
+    let (s, store) = (s.as_str(), store.as_str());
+    let json = dir.path().join("seq.json");
+    let out = dir.path().join("seq");
+    let (rc, stdout, err) = compare(
+        s,
+        store,
+        &[
+            "--interleave",
+            "--max-repeat",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(rc == 0 || rc == 1, "exit {rc}\n{stdout}\n{err}");
+    let c = read_json(&json);
+    let seq = &c["sequence"];
+    let used = seq["used"].as_u64().unwrap();
+    assert!(used == 3 || used == 5, "{seq}");
+    assert_eq!(c["candidate_repetitions"].as_u64(), Some(used));
+    let stop = seq["stop"].as_str().unwrap();
+    assert!((stop == "settled") || (stop == "cap" && used == 5), "{seq}");
+    assert!(stdout.contains("sequential: "), "{stdout}");
+    assert!(out.join("candidate/sequence.json").is_file());
+    let again = dir.path().join("again.json");
+    let (rc2, err) = rejudge(s, store, &out, &again);
+    assert_eq!(rc2, rc, "{err}");
+    let d = read_json(&again);
+    assert_eq!(d["rows"], c["rows"]);
+    assert_eq!(d["sequence"], c["sequence"]);
+}
+
 /// The scenario, with a baseline of 2 repetitions recorded: (scenario path, store path).
 fn recorded(dir: &Path) -> (String, String) {
     let s = scenario(dir).to_str().unwrap().to_string();
@@ -188,11 +233,11 @@ fn interleaved_arms_alternate_and_judge_the_change() {
     );
 }
 
-/// `--interleave` without `--repeat` runs 6 blocks, the fewest the gate judges in pairs, and
-/// the comparison says it did (method line, JSON). The verdict itself is not asserted: an
-/// A/A on a shared machine may be inconclusive or, at most α of the time, fail.
+/// `--interleave --repeat 6` runs 6 blocks, the fewest the gate judges in pairs, and the
+/// comparison says it did (method line, JSON). The verdict itself is not asserted: an A/A on
+/// a shared machine may be inconclusive or, at most α of the time, fail.
 #[test]
-fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
+fn six_interleaved_blocks_are_judged_in_pairs() {
     let dir = tempfile::tempdir().unwrap();
     let (s, store) = recorded(dir.path());
     let (s, store) = (s.as_str(), store.as_str());
@@ -202,6 +247,8 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
         store,
         &[
             "--interleave",
+            "--repeat",
+            "6",
             "--out",
             dir.path().join("aa").to_str().unwrap(),
             "--json",
@@ -210,6 +257,7 @@ fn six_interleaved_blocks_are_judged_in_pairs_by_default() {
     );
     assert!(rc == 0 || rc == 1, "exit {rc}\n{stdout}\n{err}");
     assert!(err.contains("interleave: block 6 of 6, baseline"), "{err}");
+    assert!(c_has_no_sequence(&json));
     assert!(
         stdout.contains("SE from the 6 ABBA blocks in pairs"),
         "{stdout}"

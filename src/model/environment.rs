@@ -18,6 +18,15 @@ pub struct RunEnvironment {
     pub busy_pct: Option<f64>,
     /// Share of CPU time the hypervisor stole during the run (%).
     pub steal_pct: Option<f64>,
+    /// Share of the run's wall time during which some runnable task on the machine waited for
+    /// a CPU (%, Linux PSI `/proc/pressure/cpu`, "some"): CPU contention, whoever caused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_pct: Option<f64>,
+    /// Time bench's own threads spent runnable but waiting for a CPU, over the run's wall time
+    /// (%, summed over its threads from `/proc/self/task/*/schedstat`): how much the client
+    /// itself was delayed by the scheduler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_wait_pct: Option<f64>,
     /// The engine's version as it reports it (`/version`, llama-server's `/props`), if it does.
     pub engine_version: Option<String>,
 }

@@ -63,7 +63,11 @@ pub fn state(c: &Comparison) -> String {
 /// How many runs each arm used and, for a sequential compare, why it stopped.
 fn runs_used(c: &Comparison) -> Option<String> {
     let s = c.sequence.as_ref()?;
-    let unit = if c.interleaved { "blocks" } else { "runs a side" };
+    let unit = if c.interleaved {
+        "blocks"
+    } else {
+        "runs a side"
+    };
     let looks: Vec<String> = s.looks.iter().map(|k| k.to_string()).collect();
     let why = match s.stop {
         crate::model::comparison::Stop::Settled => "every gated row settled".to_string(),
@@ -83,7 +87,11 @@ fn runs_used(c: &Comparison) -> Option<String> {
 fn reason(c: &Comparison, r: &Row) -> String {
     match r.settled_at {
         Some(n) => {
-            let unit = if c.interleaved { "blocks" } else { "runs a side" };
+            let unit = if c.interleaved {
+                "blocks"
+            } else {
+                "runs a side"
+            };
             format!("{} [settled at {n} {unit}]", r.reason)
         }
         None => r.reason.clone(),

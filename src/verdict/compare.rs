@@ -193,8 +193,28 @@ pub fn compare_at(
         &cand.vars,
         allow_multi,
     )?;
+    if let Some(why) = base
+        .repetitions
+        .iter()
+        .chain(cands)
+        .find_map(environment::client_bound)
+    {
+        return Err(BenchError::Runtime(why));
+    }
     let mut rows = gate::evaluate_at(&base.repetitions, cands, cfg, spend);
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
+    if let Some(note) = environment::contention(&base.repetitions, cands) {
+        for r in rows.iter_mut().filter(|r| {
+            r.metric.latency().is_some()
+                && matches!(
+                    r.verdict,
+                    Verdict::Regressed | Verdict::Improved | Verdict::Inconclusive
+                )
+        }) {
+            r.reason += " — the arms ran under different CPU contention (see the note): this may be the machine's";
+        }
+        notes.push(note);
+    }
     notes.extend(environment::differences(
         &base.repetitions,
         cands,
@@ -230,6 +250,7 @@ pub fn compare_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::metric::{Latency, Metric, Quantile};
     use crate::output::record;
     use crate::testkit::lognormal_run as run;
     use crate::verdict::baseline as store;
@@ -414,5 +435,71 @@ mod tests {
             })
             .collect();
         assert!(compare(&base, &slow, false, &cfg()).unwrap().regressed);
+    }
+
+    /// Runs with a recorded CPU pressure: the baseline's on a quiet machine (≈ 3 %), the
+    /// candidate's beside a busy neighbour (≈ 40 %), and a little slower for it.
+    fn pressured(pressure: f64, drift: f64, rng: &mut ChaCha8Rng) -> RunResult {
+        use rand::Rng;
+        let mut r = run(300, 40.0, drift, rng);
+        r.run_id = format!("r{}", rng.random::<u32>());
+        r.environment = Some(crate::model::environment::RunEnvironment {
+            cpus: 2,
+            cpu_pressure_pct: Some(pressure + rng.random_range(-1.0..1.0)),
+            ..Default::default()
+        });
+        r
+    }
+
+    #[test]
+    fn contention_in_one_arm_is_named_beside_the_verdicts_it_could_explain() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let reps: Vec<RunResult> = (0..3).map(|_| pressured(3.0, 0.0, &mut rng)).collect();
+        let base = Baseline::new("main", reps).unwrap();
+        let cand: Vec<RunResult> = (0..3).map(|_| pressured(40.0, 0.3, &mut rng)).collect();
+        let c = compare(&base, &cand, false, &cfg()).unwrap();
+        let note = c.notes.iter().find(|n| n.contains("more CPU contention"));
+        assert!(
+            note.is_some_and(|n| n.contains("candidate's runs") && n.contains("--interleave")),
+            "{:?}",
+            c.notes
+        );
+        let ttft = c
+            .row(Metric::Latency(Latency::Ttft, Quantile::P50))
+            .unwrap();
+        assert_eq!(ttft.verdict, Verdict::Regressed);
+        assert!(
+            ttft.reason.contains("different CPU contention"),
+            "{}",
+            ttft.reason
+        );
+        // The same runs under the same pressure: nothing said.
+        let calm: Vec<RunResult> = (0..3).map(|_| pressured(3.0, 0.3, &mut rng)).collect();
+        let c = compare(&base, &calm, false, &cfg()).unwrap();
+        assert!(
+            !c.notes.iter().any(|n| n.contains("CPU contention")),
+            "{:?}",
+            c.notes
+        );
+    }
+
+    #[test]
+    fn a_run_whose_client_sent_late_is_refused() {
+        let records: Vec<_> = (0..50u64)
+            .map(|i| crate::model::record::RequestRecord {
+                send_lag_us: 9_000,
+                ttft_us: Some(20_000),
+                e2e_us: Some(30_000),
+                sent_us: i * 1000 + 9_000,
+                end_us: i * 1000 + 39_000,
+                intended_us: i * 1000,
+                ..crate::testkit::record(i, crate::model::record::Outcome::Ok)
+            })
+            .collect();
+        let late = crate::testkit::run_of(records, crate::testkit::scenario(""), 4);
+        let why = environment::client_bound(&late).unwrap();
+        assert!(why.contains("median send lag 9.0 ms"), "{why}");
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        assert!(environment::client_bound(&run(300, 40.0, 0.0, &mut rng)).is_none());
     }
 }

@@ -99,3 +99,78 @@ fn machine(base: &[RunResult], cand: &[RunResult]) -> Vec<String> {
     }
     out
 }
+
+/// The CPU pressure of each run of an arm (PSI "some", % of its wall time).
+fn pressures(runs: &[RunResult]) -> Vec<f64> {
+    envs(runs)
+        .iter()
+        .filter_map(|e| e.cpu_pressure_pct)
+        .collect()
+}
+
+/// Percentage points of wall time by which the arms' CPU pressure must differ, beyond three
+/// standard errors of their runs' spread, to be named: a few points move from run to run on a
+/// machine that also hosts the engine, and a tenth of the time with a task waiting for a CPU
+/// is where a server's steps and the client's reads start to queue behind other work.
+pub const PRESSURE_POINTS: f64 = 10.0;
+
+/// When the arms ran under CPU contention that differs beyond their runs' spread: what to
+/// say beside the verdicts it could explain.
+pub fn contention(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
+    let (b, c) = (pressures(base), pressures(cand));
+    if b.is_empty() || c.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mb, mc) = (mean(&b), mean(&c));
+    let ss = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let df = (b.len() + c.len()).saturating_sub(2);
+    let sd = if df > 0 {
+        ((ss(&b, mb) + ss(&c, mc)) / df as f64).sqrt()
+    } else {
+        0.0
+    };
+    let se = sd * (1.0 / b.len() as f64 + 1.0 / c.len() as f64).sqrt();
+    let diff = mc - mb;
+    if diff.abs() <= PRESSURE_POINTS.max(3.0 * se) {
+        return None;
+    }
+    let (busier, quieter, hi, lo) = if diff > 0.0 {
+        ("candidate", "baseline", mc, mb)
+    } else {
+        ("baseline", "candidate", mb, mc)
+    };
+    Some(format!(
+        "environment: the {busier}'s runs ran under more CPU contention — a runnable task waited for a CPU {hi:.0} % of the time (Linux PSI), against {lo:.0} % during the {quieter}'s, beyond the runs' spread (±{:.0} points): a latency verdict may be the machine's, not the change; --interleave puts the same contention on both arms",
+        3.0 * se
+    ))
+}
+
+/// Why a run cannot be judged because the client, not the server, set its pace: its median
+/// send lag (how late requests left against their intended send time, queueing for a
+/// concurrency slot excluded) over 10 % of its median TTFT and over 2 ms. Latencies are timed
+/// from the intended send, so that lag is inside every one of them: past this the run
+/// measures bench's delay as much as the server's.
+pub fn client_bound(run: &RunResult) -> Option<String> {
+    use crate::model::metric::Latency;
+    let lag = run.summary.latency(Latency::SendLag)?;
+    let ttft = run.summary.latency(Latency::Ttft)?;
+    if !lag.has_values() || !ttft.has_values() {
+        return None;
+    }
+    let limit = (0.1 * ttft.p50).max(2.0);
+    if lag.p50 <= limit {
+        return None;
+    }
+    let wait = run
+        .environment
+        .as_ref()
+        .and_then(|e| e.client_wait_pct)
+        .map_or(String::new(), |w| {
+            format!("; its threads waited for a CPU {w:.0} % of the run")
+        });
+    Some(format!(
+        "run {} is invalid: the client sent its requests late — median send lag {:.1} ms, over 10 % of the median TTFT ({:.1} ms) and over 2 ms{wait} — so the client, not the server, set the pace, and the lag is inside every latency; lower the rate or concurrency, give bench more CPU, or run it on another machine",
+        run.run_id, lag.p50, ttft.p50
+    ))
+}
