@@ -370,6 +370,11 @@ pub struct CompareArgs {
     /// The same as --undecided fail.
     #[arg(long)]
     pub strict: bool,
+    /// Print, without sending a request, what the baseline's runs say this compare can
+    /// decide: each gated row's run-to-run spread, the runs a side (blocks) and wall time that
+    /// settle it at α with 90 % power, and the smallest regression the cap catches.
+    #[arg(long, conflicts_with_all = ["candidate", "control"])]
+    pub plan: bool,
     /// Write an HTML report (verdict table, baseline and candidate CDFs) here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

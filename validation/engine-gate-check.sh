@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The gate on a real engine, counted. For each condition, ROUNDS independent rounds on
 # llama-server (ci/engines/llama-server.sh): a fresh baseline (--repeat 3), then a compare
-# (--repeat $REPEAT, default bench's: 3 candidate runs, or interleaved 6 blocks of a control and
-# a candidate run, judged in pairs), and the verdicts tallied.
+# (--repeat $REPEAT, default bench's: sequential, runs or interleaved blocks added to a look
+# where every gated row is settled, up to --max-repeat), and the verdicts tallied with the
+# runs each compare used, why it stopped and how long it took.
 #
 #   quiet-8 / quiet-40    nothing changed, quiet machine; 8 = scenarios/llama-server.toml,
 #                         40 = the same with 40 requests (any -N: N requests a run)
 #   busy-8 / busy-40      nothing changed, a CPU hog of our own (one busy loop, bounded by
 #                         the round) running through baseline and compare
+#   mixed-8 / mixed-40    nothing changed, the baseline recorded on the quiet machine and the
+#                         compare run beside the hog: a stored baseline against a busy CI job
 #   slow15-8 / slow40-8   a real slowdown: the compare's server held to a CPU quota (cgroup v1
 #                         cpu.cfs_quota_us) that makes its decode ≈ 15 % / ≈ 40 % slower, in
 #                         10 ms periods (CPU_PERIOD_US; 100 ms periods made the ≈ 15 % one
@@ -94,6 +97,7 @@ for cond in "$@"; do
   for i in $(seq 1 "$rounds"); do
     d="$work/$cond-$i"
     case $cond in *busy-*) start_hog ;; esac
+    started=$(date +%s)
     case $cond in
       il-*)
         extra=(--interleave --baselines "$work/$cond-b")
@@ -104,12 +108,15 @@ for cond in "$@"; do
         "$BENCH" baseline "$S" $E --repeat 3 --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
           || { echo "$cond round $i: baseline failed"; cat "$d.base.txt"; exit 2; }
         [ -n "$q" ] && quota "$q"
+        case $cond in mixed-*) start_hog ;; esac
+        started=$(date +%s)
         extra=(--baselines "$d/b")
         ;;
     esac
     [ -n "$REPEAT" ] && extra+=(--repeat "$REPEAT")
     "$BENCH" compare "$S" $E "${extra[@]}" --out "$d/cand" --json "$d.json" -q >"$d.txt" 2>&1
     rc=$?
+    secs=$(( $(date +%s) - started ))
     unquota; stop_hog
     [ $rc -le 1 ] || { echo "$cond round $i: error (exit $rc)"; cat "$d.txt"; exit 2; }
     read -r reg inc_l n_l inc_t notes <<<"$(verdicts "$d.json")"
@@ -118,17 +125,31 @@ for cond in "$@"; do
     [ "$inc_l" -gt 0 ] && inc_rounds=$((inc_rounds + 1))
     [ "$inc_t" -gt 0 ] && inc_thr=$((inc_thr + 1))
     tpot=$(python3 -c "import json; r=[x for x in json.load(open('$d.json'))['rows'] if x['metric']=='tpot.p50'][0]; print('%+.1f%%' % r['delta_pct'])")
-    echo "$cond round $i: exit $rc, regressed: $reg; tpot.p50 $tpot; inconclusive latency rows $inc_l of $n_l, throughput $inc_t; notes $notes"
+    used=$(python3 -c "import json; c=json.load(open('$d.json')); s=c.get('sequence'); print('%s %s' % (s['used'], s['stop']) if s else '%s fixed' % c['candidate_repetitions'])")
+    echo "$secs" > "$d.secs"
+    echo "$cond round $i: exit $rc, regressed: $reg; tpot.p50 $tpot; inconclusive latency rows $inc_l of $n_l, throughput $inc_t; notes $notes; runs used, stop: $used; ${secs} s"
   done
   echo "== $cond: exit 1 in $fails of $rounds rounds (tpot.p50 regressed in $tpot_hits); rounds with an inconclusive latency row $inc_rounds, inconclusive throughput $inc_thr"
   python3 - "$work" "$cond" <<'PY'
-import collections, glob, json, sys
+import collections, glob, json, statistics, sys
 work, cond = sys.argv[1:]
-inc, n = collections.Counter(), 0
+inc, decided, used, secs, stops, n = collections.Counter(), collections.Counter(), [], [], collections.Counter(), 0
 for f in glob.glob(f"{work}/{cond}-[0-9]*.json"):
     n += 1
-    inc.update(r["metric"] for r in json.load(open(f))["rows"] if r["verdict"] == "inconclusive")
+    c = json.load(open(f))
+    for r in c["rows"]:
+        if r["verdict"] != "not_gated":
+            (inc if r["verdict"] == "inconclusive" else decided)[r["metric"]] += 1
+    s = c.get("sequence")
+    used.append(s["used"] if s else c["candidate_repetitions"])
+    stops[s["stop"] if s else "fixed"] += 1
+    secs.append(int(open(f[: -len(".json")] + ".secs").read()))
 print(f"== {cond}: rounds in which each row was inconclusive, of {n}: "
       + (", ".join(f"{m} {c}" for m, c in sorted(inc.items())) or "none"))
+print(f"== {cond}: rows decided: "
+      + ", ".join(f"{m} {decided[m]}/{decided[m] + inc[m]}" for m in sorted(set(decided) | set(inc))))
+if used:
+    print(f"== {cond}: runs a side (blocks) used: median {statistics.median(used)}, range {min(used)}–{max(used)}; "
+          f"stops {dict(stops)}; wall time per compare: median {statistics.median(secs)} s")
 PY
 done

@@ -17,7 +17,9 @@ use crate::session::repeat::{repeat, Layout, Stopped};
 use crate::session::Session;
 use crate::verdict::compare::compare_at;
 use crate::verdict::gate::{self, Spend};
-use crate::verdict::sequential::{Design, Sequence, DEFAULT_MAX, DESIGN_FILE, FIRST_LOOK};
+use crate::verdict::sequential::{
+    Design, Sequence, Standing, DEFAULT_MAX, DESIGN_FILE, FIRST_LOOK,
+};
 use crate::verdict::stored::{self as stored_runs, Role};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -57,7 +59,8 @@ impl Size {
         })
     }
 
-    fn design(&self, alpha: f64) -> Design {
+    /// The looks this size judges at: one at a fixed size.
+    pub fn design(&self, alpha: f64) -> Design {
         match self {
             Size::Fixed(k) => Design {
                 looks: vec![*k],
@@ -107,9 +110,18 @@ impl<'a> Looks<'a> {
         compare: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
     ) -> Result<bool, BenchError> {
         let design = self.seq.design().clone();
-        if design.is_look(n) && self.seq.look(n, compare)? {
-            self.stop = Stop::Settled;
-            return Ok(false);
+        if design.is_look(n) {
+            match self.seq.look(n, compare)? {
+                Standing::Settled => {
+                    self.stop = Stop::Settled;
+                    return Ok(false);
+                }
+                Standing::OutOfReach => {
+                    self.stop = Stop::OutOfReach;
+                    return Ok(false);
+                }
+                Standing::Open => {}
+            }
         }
         if n >= design.max() {
             self.stop = Stop::Cap;

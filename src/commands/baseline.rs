@@ -33,6 +33,10 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
             path.display()
         )));
     }
+    // What a compare against it can decide, from the gate that will judge it.
+    let layers = crate::config::thresholds::layers(None, &spec.scenario.gate)?;
+    let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
+    let cfg = crate::config::thresholds::GateConfig::new(&refs, 0.05, spec.scenario.seed)?;
     let session = Session::new(spec)?;
     let stem = session.out_dir(&format!("{}-baseline", session.spec().scenario.name));
     output::check_fresh(&stem)?;
@@ -64,6 +68,15 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     let b = Baseline::new(&args.name, reps)?;
     store::save(&b, &path, args.force)?;
     crate::out_text!("{}", output::baseline::summary(&b));
+    if b.repetitions.len() >= 2 {
+        let design = crate::verdict::sequential::Design::new(
+            crate::verdict::sequential::FIRST_LOOK,
+            crate::verdict::sequential::DEFAULT_MAX,
+            0.05,
+        );
+        crate::out!("what `bench compare` against it can decide (`bench compare --plan` for other settings):");
+        crate::out_text!("{}", crate::verdict::plan::text(&b, &cfg, &design, false));
+    }
     crate::out!(
         "wrote {} (run directories under {})",
         path.display(),

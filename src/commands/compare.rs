@@ -36,6 +36,14 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         &spec.scenario.name,
         &args.name,
     )?;
+    if args.plan {
+        let design = judge.size.design(args.alpha);
+        crate::out_text!(
+            "{}",
+            crate::verdict::plan::text(&stored, &cfg, &design, args.interleave)
+        );
+        return Ok(EXIT_OK);
+    }
     if args.candidate.is_empty() {
         // Refused now rather than after minutes of runs: what the runs will be is known.
         let hash = spec.scenario.traffic_hash();

@@ -142,6 +142,8 @@ pub enum Stop {
     Cap,
     /// `--budget` would have run out during the next run.
     Budget,
+    /// Every row left undecided was out of the cap's reach at what it showed.
+    OutOfReach,
     /// A fixed number of runs (`--repeat`, or stored runs with no sequential design).
     Fixed,
 }
@@ -152,6 +154,7 @@ impl Stop {
             Stop::Settled => "settled",
             Stop::Cap => "cap",
             Stop::Budget => "budget",
+            Stop::OutOfReach => "out_of_reach",
             Stop::Fixed => "fixed",
         }
     }

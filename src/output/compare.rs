@@ -73,6 +73,9 @@ fn runs_used(c: &Comparison) -> Option<String> {
         crate::model::comparison::Stop::Settled => "every gated row settled".to_string(),
         crate::model::comparison::Stop::Cap => format!("the cap, --max-repeat {}", s.max_repeat),
         crate::model::comparison::Stop::Budget => "the --budget".to_string(),
+        crate::model::comparison::Stop::OutOfReach => {
+            "every row left being out of the cap's reach".to_string()
+        }
         crate::model::comparison::Stop::Fixed => "a fixed size".to_string(),
     };
     Some(format!(

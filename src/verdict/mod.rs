@@ -7,6 +7,7 @@
 //! * [`gate`] — estimate → [`decide`] → row, per metric; methods in [`stats`].
 //! * [`mode`] — naming what is not a regression (a change of mode, runs that split in two);
 //!   [`environment`] — saying when the arms ran under different conditions.
+//! * [`plan`] — what a baseline's runs say a compare can decide, before any request.
 //! * [`sequential`] — adding runs until every gated row is settled, with α spent over the looks.
 //! * [`stack`] — how several changes combine (factorial interactions).
 //!
@@ -18,6 +19,7 @@ pub mod decide;
 pub mod environment;
 pub mod gate;
 pub mod mode;
+pub mod plan;
 pub mod sequential;
 pub mod stack;
 pub mod stats;

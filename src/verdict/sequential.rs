@@ -25,6 +25,11 @@
 //! `--budget` (time, not data) takes a last look where it stopped, spending what the
 //! function allows there.
 //!
+//! A compare also stops, before the cap, when every row left undecided is out of its reach:
+//! were its estimate to stay where it is, not even the cap's runs would settle it (an error
+//! rate with no errors, a spread too wide for the threshold). That adds no claim, so no error
+//! rate grows; the row stays undecided and says what would settle it.
+//!
 //! A design is written beside the runs (`sequence.json`), so that stored runs judged again
 //! (`--candidate`, `--control`) are replayed look by look and give the same verdicts.
 //!
@@ -122,7 +127,14 @@ impl Design {
             ))
         })?;
         let increasing = d.looks.windows(2).all(|w| w[0] < w[1]);
-        if d.looks.is_empty() || d.looks[0] == 0 || !increasing || !(0.0..0.5).contains(&d.alpha) {
+        // Bounded as --max-repeat is: a design asks for no more runs than a compare may make.
+        let bounded = d.looks.last().is_some_and(|&k| k <= 1000);
+        if d.looks.is_empty()
+            || d.looks[0] == 0
+            || !increasing
+            || !bounded
+            || !(0.0..0.5).contains(&d.alpha)
+        {
             return Err(BenchError::Runtime(format!(
                 "{}: looks must be increasing counts from 1 and alpha in (0, 0.5)",
                 p.display()
@@ -130,6 +142,17 @@ impl Design {
         }
         Ok(Some(d))
     }
+}
+
+/// Where a sequence stands after a look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Every gated row is settled.
+    Settled,
+    /// Every row left is out of the cap's reach at what it shows.
+    OutOfReach,
+    /// Go on.
+    Open,
 }
 
 /// The looks of one compare so far: the rows settled, and the comparison at the last look.
@@ -157,15 +180,16 @@ impl Sequence {
 
     /// Judges the runs so far at a look at `n` runs a side (blocks): `judge` compares them
     /// spending what the look may. Rows settled before are kept as they were; rows settled now
-    /// are kept from now on. True when every gated row is settled.
+    /// are kept from now on. Says whether every gated row is settled, or every one left is out
+    /// of the cap's reach.
     pub fn look(
         &mut self,
         n: usize,
         judge: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
-    ) -> Result<bool, BenchError> {
+    ) -> Result<Standing, BenchError> {
         let prev = self.looks.last().copied().unwrap_or(0);
         if n <= prev {
-            return Ok(self.settled_all());
+            return Ok(self.standing(n));
         }
         let mut c = judge(self.design.spend(prev, n))?;
         for row in c.rows.iter_mut() {
@@ -182,11 +206,58 @@ impl Sequence {
         c.regressed = c.rows.iter().any(|r| r.verdict == Verdict::Regressed);
         self.looks.push(n);
         self.last = Some(c);
-        Ok(self.settled_all())
+        Ok(self.standing(n))
     }
 
-    fn settled_all(&self) -> bool {
-        self.last.as_ref().is_some_and(|c| c.undecided().is_empty())
+    fn standing(&self, n: usize) -> Standing {
+        let Some(c) = &self.last else {
+            return Standing::Open;
+        };
+        let undecided = c.undecided();
+        if undecided.is_empty() {
+            Standing::Settled
+        } else if n < self.design.max() && undecided.iter().all(|r| !self.reachable(r, n, c)) {
+            Standing::OutOfReach
+        } else {
+            Standing::Open
+        }
+    }
+
+    /// Whether a row undecided at a look at `n` could be settled at the cap if what it shows
+    /// stayed as it is: its effect where it is, its standard error shrinking as the runs grow
+    /// (√((1/R + 1/K) / (1/R + 1/n)) against a stored baseline of R runs, √(n/K) interleaved),
+    /// judged at the last look's share. An error rate with no errors in either arm reaches
+    /// its bound only when the candidate's requests at the cap reach the count that bounds
+    /// it. A row out of reach is not waited for: stopping adds no claim, so no error rate
+    /// grows, and more runs would most likely leave it undecided anyway.
+    fn reachable(&self, r: &crate::model::comparison::Row, n: usize, c: &Comparison) -> bool {
+        let cap = self.design.max();
+        let before_last = self.design.looks.iter().rev().nth(1).copied().unwrap_or(0);
+        let share = self.design.spend(before_last, cap).fail;
+        let grow = cap as f64 / n as f64;
+        if r.metric == crate::model::metric::Metric::ErrorRate {
+            if r.baseline > 0.0 || r.candidate > 0.0 {
+                return true;
+            }
+            let need = crate::verdict::stats::exact::requests_to_bound(r.floor, 1.0 - share);
+            return (r.n_candidate as f64 * grow) >= need as f64;
+        }
+        let (Some(df), true) = (r.df, r.se.is_finite()) else {
+            return true;
+        };
+        let (factor, df_cap) = if c.interleaved {
+            ((1.0 / grow).sqrt(), df * grow)
+        } else {
+            let base = c.baseline_repetitions.max(1) as f64;
+            let now = 1.0 / base + 1.0 / n as f64;
+            let then = 1.0 / base + 1.0 / cap as f64;
+            ((then / now).sqrt(), df + (cap - n) as f64)
+        };
+        let se = r.se * factor;
+        let m = c.gated().max(1) as f64;
+        let q = |level: f64| crate::verdict::stats::t_quantile(level, df_cap);
+        let bar = (q(1.0 - share / m) * se).max(r.floor);
+        r.effect + q(1.0 - share) * se <= r.floor || r.effect.abs() > bar
     }
 
     /// Runs a side (blocks) at the last look.
