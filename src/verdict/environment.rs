@@ -100,49 +100,76 @@ fn machine(base: &[RunResult], cand: &[RunResult]) -> Vec<String> {
     out
 }
 
-/// The CPU pressure of each run of an arm (PSI "some", % of its wall time).
-fn pressures(runs: &[RunResult]) -> Vec<f64> {
-    envs(runs)
-        .iter()
-        .filter_map(|e| e.cpu_pressure_pct)
-        .collect()
+/// One reading of contention per run: CPU pressure (PSI "some", % of the run's wall time a
+/// runnable task waited for a CPU) or the machine's CPU busy share (%).
+fn per_run(runs: &[RunResult], f: impl Fn(&RunEnvironment) -> Option<f64>) -> Vec<f64> {
+    envs(runs).into_iter().filter_map(f).collect()
 }
 
-/// Percentage points of wall time by which the arms' CPU pressure must differ, beyond three
-/// standard errors of their runs' spread, to be named: a few points move from run to run on a
-/// machine that also hosts the engine, and a tenth of the time with a task waiting for a CPU
-/// is where a server's steps and the client's reads start to queue behind other work.
-pub const PRESSURE_POINTS: f64 = 10.0;
-
-/// When the arms ran under CPU contention that differs beyond their runs' spread: what to
-/// say beside the verdicts it could explain.
-pub fn contention(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
-    let (b, c) = (pressures(base), pressures(cand));
+/// How the arms' readings differ: (baseline mean, candidate mean, three standard errors of
+/// the difference from the runs' spread), or `None` without readings in both.
+fn gap(b: &[f64], c: &[f64]) -> Option<(f64, f64, f64)> {
     if b.is_empty() || c.is_empty() {
         return None;
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (mb, mc) = (mean(&b), mean(&c));
+    let (mb, mc) = (mean(b), mean(c));
     let ss = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
     let df = (b.len() + c.len()).saturating_sub(2);
     let sd = if df > 0 {
-        ((ss(&b, mb) + ss(&c, mc)) / df as f64).sqrt()
+        ((ss(b, mb) + ss(c, mc)) / df as f64).sqrt()
     } else {
         0.0
     };
     let se = sd * (1.0 / b.len() as f64 + 1.0 / c.len() as f64).sqrt();
-    let diff = mc - mb;
-    if diff.abs() <= PRESSURE_POINTS.max(3.0 * se) {
+    Some((mb, mc, 3.0 * se))
+}
+
+/// Contention is named when an arm's CPU pressure is at least twice the other's and higher
+/// by a point of wall time, or its CPU busy share higher by [`BUSY_POINTS`] — either beyond
+/// three standard errors of the runs' spread. On a two-core machine serving llama-server, a
+/// neighbour's busy loop took the busy share from ≈ 51 % to ≈ 100 % and the pressure from
+/// ≈ 0.4 % to ≈ 2.2 %, while runs of one arm agreed within a few tenths.
+pub const BUSY_POINTS: f64 = 20.0;
+
+/// When the arms ran under CPU contention that differs beyond their runs' spread: what to
+/// say beside the verdicts it could explain.
+pub fn contention(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
+    let pressure = |e: &RunEnvironment| e.cpu_pressure_pct;
+    let busy = |e: &RunEnvironment| e.busy_pct;
+    let p = gap(&per_run(base, pressure), &per_run(cand, pressure));
+    let u = gap(&per_run(base, busy), &per_run(cand, busy));
+    let pressured = p.is_some_and(|(b, c, noise)| {
+        let (hi, lo) = (b.max(c), b.min(c));
+        hi - lo > noise.max(1.0) && hi >= 2.0 * lo
+    });
+    let busier = u.is_some_and(|(b, c, noise)| (c - b).abs() > noise.max(BUSY_POINTS));
+    if !pressured && !busier {
         return None;
     }
-    let (busier, quieter, hi, lo) = if diff > 0.0 {
-        ("candidate", "baseline", mc, mb)
+    // Which arm: by the reading that crossed, pressure first.
+    let (b, c, _) = if pressured { p? } else { u? };
+    let (hot, calm) = if c > b {
+        ("candidate", "baseline")
     } else {
-        ("baseline", "candidate", mb, mc)
+        ("baseline", "candidate")
     };
+    let figures = |g: Option<(f64, f64, f64)>, what: &str| {
+        g.map(|(b, c, _)| {
+            let (h, l) = if hot == "candidate" { (c, b) } else { (b, c) };
+            format!("{what} {h:.1} % against {l:.1} %")
+        })
+    };
+    let said: Vec<String> = [
+        figures(p, "a runnable task waited for a CPU (Linux PSI)"),
+        figures(u, "the CPUs were busy"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Some(format!(
-        "environment: the {busier}'s runs ran under more CPU contention — a runnable task waited for a CPU {hi:.0} % of the time (Linux PSI), against {lo:.0} % during the {quieter}'s, beyond the runs' spread (±{:.0} points): a latency verdict may be the machine's, not the change; --interleave puts the same contention on both arms",
-        3.0 * se
+        "environment: the {hot}'s runs ran under more CPU contention than the {calm}'s — {} of the time, beyond the runs' spread: a latency verdict may be the machine's, not the change; --interleave puts the same contention on both arms",
+        said.join("; ")
     ))
 }
 

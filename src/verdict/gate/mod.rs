@@ -473,11 +473,12 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved
             r.metric, r.effect, r.critical, r.floor
         ),
         Verdict::NoChange if r.critical <= r.floor => format!(
-            "no_change {} {delta} (|effect| {:.3} ≤ max(critical {:.3}, floor {:.3}); {n})",
+            "no_change {} {delta} (|effect| {:.3} ≤ max(critical {:.3}, floor {:.3}) and the bound on worse {:.3} ≤ floor; {n})",
             r.metric,
             r.effect.abs(),
             r.critical,
-            r.floor
+            r.floor,
+            r.bound
         ),
         Verdict::NoChange => format!(
             "no_change {} {delta} (no regression of {}: the bound on worse, effect + q(1 − α)·SE = {:.3}, ≤ floor {:.3}; critical {:.3} > floor, so a change of that size the other way could not be seen; {n})",
