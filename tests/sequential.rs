@@ -1,0 +1,163 @@
+//! Sequential compares end to end on the embedded simulator: runs added to a look, the
+//! headline naming what is undecided, the exit code an undecided row gets, a plan without
+//! traffic, and stored runs replayed to the very same verdicts.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A 3-run baseline of the smoke scenario (20 requests a run on the simulator) in `store`.
+fn recorded(dir: &Path) -> std::path::PathBuf {
+    let store = dir.join("store");
+    let o = common::bench()
+        .args([
+            "baseline",
+            "scenarios/smoke.toml",
+            "--repeat",
+            "3",
+            "--baselines",
+        ])
+        .arg(&store)
+        .arg("--out")
+        .arg(dir.join("b"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    // What a compare against it can decide is said as it is recorded.
+    assert!(t.contains("plan: looks at 3, 5, 8, 12 runs a side"), "{t}");
+    assert!(t.contains("error_rate: with no errors"), "{t}");
+    store
+}
+
+#[test]
+fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = recorded(dir.path());
+    let (out, json, again) = (
+        dir.path().join("c"),
+        dir.path().join("c.json"),
+        dir.path().join("again.json"),
+    );
+    let record = dir.path().join("record.csv");
+    // α = 0.001: an A/A that fails by chance would make the exit code assertion flaky.
+    let o = common::bench()
+        .args([
+            "compare",
+            "scenarios/smoke.toml",
+            "--max-repeat",
+            "5",
+            "--alpha",
+            "0.001",
+        ])
+        .arg("--baselines")
+        .arg(&store)
+        .arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .arg(&json)
+        .arg("--record")
+        .arg(&record)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    let c = read_json(&json);
+    let seq = &c["sequence"];
+    let used = seq["used"].as_u64().unwrap();
+    assert!([3, 5].contains(&used), "{seq}");
+    assert_eq!(c["candidate_repetitions"].as_u64(), Some(used));
+    assert!(
+        t.contains(&format!("sequential: {used} runs a side used")),
+        "{t}"
+    );
+    // The error rate cannot be bounded at 20 requests a run: named as undecided.
+    assert!(t.contains("undecided: ") && t.contains("error_rate"), "{t}");
+    assert!(out.join("sequence.json").is_file() && out.join("rep1/run.json").is_file());
+    let csv = std::fs::read_to_string(&record).unwrap();
+    assert!(csv.contains("(sequential: "), "{csv}");
+    // The same runs judged again: the same looks, rows and stop.
+    let o = common::bench()
+        .args([
+            "compare",
+            "scenarios/smoke.toml",
+            "--alpha",
+            "0.001",
+            "--candidate",
+        ])
+        .arg(&out)
+        .arg("--baselines")
+        .arg(&store)
+        .arg("--json")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let d = read_json(&again);
+    assert_eq!(d["rows"], c["rows"]);
+    assert_eq!(d["sequence"], c["sequence"]);
+
+    // Undecided rows fail the compare on request; nothing else changes.
+    let o = common::bench()
+        .args([
+            "compare",
+            "scenarios/smoke.toml",
+            "--alpha",
+            "0.001",
+            "--undecided",
+            "fail",
+        ])
+        .arg("--candidate")
+        .arg(&out)
+        .arg("--baselines")
+        .arg(&store)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("— FAIL — "), "{t}");
+}
+
+#[test]
+fn a_plan_sends_nothing_and_says_what_each_row_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = recorded(dir.path());
+    let o = common::bench()
+        .args([
+            "compare",
+            "scenarios/smoke.toml",
+            "--plan",
+            "--max-repeat",
+            "8",
+        ])
+        .args(["--endpoint", "http://127.0.0.1:9/v1"]) // nothing listens: a request would fail
+        .arg("--baselines")
+        .arg(&store)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("plan: looks at 3, 5, 8 runs a side, cap 8"),
+        "{t}"
+    );
+    for row in ["tpot.p50", "output_throughput", "error_rate"] {
+        assert!(
+            t.lines().any(|l| l.trim_start().starts_with(row)),
+            "{row}: {t}"
+        );
+    }
+}
