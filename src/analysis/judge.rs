@@ -392,3 +392,16 @@ fn kept(any: bool, what: &str, out: &Path, command: &str) -> String {
         out.display()
     )
 }
+
+/// `bench compare` with the scenario and the baseline's store and name as given: how to judge
+/// stored runs of this comparison again.
+pub fn rejudge_command(scenario: &Path, baselines: &Path, name: &str) -> String {
+    let mut c = format!("bench compare {}", scenario.display());
+    if baselines != Path::new("baselines") {
+        c += &format!(" --baselines {}", baselines.display());
+    }
+    if name != "main" {
+        c += &format!(" --name {name}");
+    }
+    c
+}

@@ -34,9 +34,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         )));
     }
     // What a compare against it can decide, from the gate that will judge it.
-    let layers = crate::config::thresholds::layers(None, &spec.scenario.gate)?;
-    let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
-    let cfg = crate::config::thresholds::GateConfig::new(&refs, 0.05, spec.scenario.seed)?;
+    let cfg = crate::config::thresholds::GateConfig::for_scenario(None, &spec.scenario, 0.05)?;
     let session = Session::new(spec)?;
     let stem = session.out_dir(&format!("{}-baseline", session.spec().scenario.name));
     output::check_fresh(&stem)?;

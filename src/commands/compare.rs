@@ -6,20 +6,17 @@
 use crate::analysis::judge::{ControlArm, Cut, Judge, Size};
 use crate::cli::{CompareArgs, Undecided};
 use crate::config::run::RunSpec;
-use crate::config::thresholds::{self, GateConfig};
+use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::verdict::compare::comparable;
 use crate::verdict::stored as stored_runs;
 use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
-use std::path::Path;
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     // Read once: the control arm of an interleave is built from the same typed scenario.
     let scenario = crate::config::scenario::load(&args.scenario)?;
     let spec = RunSpec::from_scenario(scenario.clone(), &args.scenario, &args.opts)?;
-    let layers = thresholds::layers(args.gate.as_deref(), &spec.scenario.gate)?;
-    let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
-    let cfg = GateConfig::new(&refs, args.alpha, spec.scenario.seed)?;
+    let cfg = GateConfig::for_scenario(args.gate.as_deref(), &spec.scenario, args.alpha)?;
     let judge = Judge {
         cfg: &cfg,
         allow_multi: args.allow_multi,
@@ -49,7 +46,8 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         let hash = spec.scenario.traffic_hash();
         comparable(&stored, &hash, &spec.scenario, &spec.vars, args.allow_multi)?;
     }
-    let rejudge = rejudge_command(&args);
+    let rejudge =
+        crate::analysis::judge::rejudge_command(&args.scenario, &args.baselines, &args.name);
     let judged = if args.interleave {
         let arm = ControlArm {
             scenario_path: &args.scenario,
@@ -101,17 +99,4 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             EXIT_OK
         },
     )
-}
-
-/// `bench compare` with the scenario and the baseline's store and name as given: how to judge
-/// stored runs of this comparison again.
-fn rejudge_command(args: &CompareArgs) -> String {
-    let mut c = format!("bench compare {}", args.scenario.display());
-    if args.baselines != Path::new("baselines") {
-        c += &format!(" --baselines {}", args.baselines.display());
-    }
-    if args.name != "main" {
-        c += &format!(" --name {}", args.name);
-    }
-    c
 }

@@ -67,6 +67,20 @@ impl GateConfig {
     }
 }
 
+impl GateConfig {
+    /// The gate a compare of `scenario` judges with: the defaults, then the thresholds file
+    /// (`file`, else `ci/gate.toml` when it exists), then the scenario's own `[gate]`.
+    pub fn for_scenario(
+        file: Option<&Path>,
+        scenario: &crate::model::scenario::Scenario,
+        alpha: f64,
+    ) -> Result<GateConfig, BenchError> {
+        let layers = layers(file, &scenario.gate)?;
+        let refs: Vec<&[(String, String)]> = layers.iter().map(|l| l.as_slice()).collect();
+        GateConfig::new(&refs, alpha, scenario.seed)
+    }
+}
+
 fn percent(v: &str, key: &str) -> Result<f64, String> {
     let t = v
         .trim()

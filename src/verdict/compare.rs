@@ -204,8 +204,9 @@ pub fn compare_at(
     let mut rows = gate::evaluate_at(&base.repetitions, cands, cfg, spend);
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
     if let Some(note) = environment::contention(&base.repetitions, cands) {
+        // Every speed row, rates too: contention slows a server's steps as much as a change.
         for r in rows.iter_mut().filter(|r| {
-            r.metric.latency().is_some()
+            r.metric != crate::model::metric::Metric::ErrorRate
                 && matches!(
                     r.verdict,
                     Verdict::Regressed | Verdict::Improved | Verdict::Inconclusive

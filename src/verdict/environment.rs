@@ -168,7 +168,7 @@ pub fn contention(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
     .flatten()
     .collect();
     Some(format!(
-        "environment: the {hot}'s runs ran under more CPU contention than the {calm}'s — {} of the time, beyond the runs' spread: a latency verdict may be the machine's, not the change; --interleave puts the same contention on both arms",
+        "environment: the {hot}'s runs ran under more CPU contention than the {calm}'s — {} of the time, beyond the runs' spread: a latency or throughput verdict may be the machine's, not the change; --interleave puts the same contention on both arms",
         said.join("; ")
     ))
 }
