@@ -294,7 +294,8 @@ pub struct CompareArgs {
     pub repeat: Option<u32>,
     /// The cap of a sequential compare: at most this many candidate runs (blocks with
     /// --interleave), judged at looks after 3, 5, 8, 12, … with α spent over the looks; it
-    /// stops at the first look where every gated row is settled. Default 12.
+    /// stops at the first look where every gated row is settled, or where every row left is
+    /// out of the cap's reach. Default 12.
     #[arg(long, value_name = "N")]
     pub max_repeat: Option<u32>,
     /// Stop a sequential compare before a run that would end past this wall time (`20m`,
