@@ -177,21 +177,23 @@ fn lib_rs_documents_the_same_layers() {
     }
 }
 
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
 #[test]
 fn no_source_file_is_too_long_to_read_in_one_sitting() {
     // Every .rs file under src/, test files (`tests.rs`, `testkit.rs`) included.
-    fn all(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                all(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
     let mut files = Vec::new();
-    all(
+    rust_files(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         &mut files,
     );
@@ -461,20 +463,10 @@ fn the_function_scanner_ignores_braces_in_literals_and_comments() {
 #[test]
 fn no_function_is_longer_than_a_reader_can_hold() {
     const MAX: usize = 120;
-    fn all(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                all(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    all(&root.join("src"), &mut files);
-    all(&root.join("tests"), &mut files);
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("tests"), &mut files);
     let long: Vec<String> = files
         .iter()
         .flat_map(|p| {
