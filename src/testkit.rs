@@ -144,3 +144,13 @@ pub fn lognormal_run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng)
 pub fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
+
+/// The default thresholds at α = 0.05 with `replicates` bootstrap draws, seed 1.
+pub fn gate_config(replicates: usize) -> crate::config::thresholds::GateConfig {
+    crate::config::thresholds::GateConfig {
+        thresholds: crate::config::thresholds::thresholds(&[]).expect("the defaults parse"),
+        alpha: 0.05,
+        replicates,
+        seed: 1,
+    }
+}

@@ -109,8 +109,8 @@ impl<'a> Looks<'a> {
         n: usize,
         compare: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
     ) -> Result<bool, BenchError> {
-        let design = self.seq.design().clone();
-        if design.is_look(n) {
+        let (is_look, max) = (self.seq.design().is_look(n), self.seq.design().max());
+        if is_look {
             match self.seq.look(n, compare)? {
                 Standing::Settled => {
                     self.stop = Stop::Settled;
@@ -123,7 +123,7 @@ impl<'a> Looks<'a> {
                 Standing::Open => {}
             }
         }
-        if n >= design.max() {
+        if n >= max {
             self.stop = Stop::Cap;
             return Ok(false);
         }
@@ -280,8 +280,10 @@ impl Judge<'_> {
             arm.switch,
             &out,
             |a, b| {
-                let base = Baseline::new(&name, a.to_vec())?;
-                looks.after(b.len(), |s| self.compare(&base, b, s))
+                // The control arm becomes a baseline only at a look.
+                looks.after(b.len(), |s| {
+                    self.compare(&Baseline::new(&name, a.to_vec())?, b, s)
+                })
             },
         )
         .await
@@ -333,23 +335,24 @@ impl Judge<'_> {
             let name = format!("{} (stored control)", stored.name);
             Baseline::new(&name, control.runs)?
         };
-        let arm = |n: usize| -> Result<Baseline, BenchError> {
+        // The control arm's first n runs, built only at a look; the stored baseline as it is.
+        let arm = |n: usize| -> Result<std::borrow::Cow<Baseline>, BenchError> {
             if paired {
-                Baseline::new(&base.name, base.repetitions[..n].to_vec())
+                let runs = base.repetitions[..n].to_vec();
+                Ok(std::borrow::Cow::Owned(Baseline::new(&base.name, runs)?))
             } else {
-                Ok(base.clone())
+                Ok(std::borrow::Cow::Borrowed(&base))
             }
         };
         let mut looks = Looks::new(&replay);
         let mut n = 0;
         while n < cand.runs.len() {
             n += 1;
-            let b = arm(n)?;
-            if !looks.after(n, |s| replay.compare(&b, &cand.runs[..n], s))? {
+            if !looks.after(n, |s| replay.compare(&*arm(n)?, &cand.runs[..n], s))? {
                 break;
             }
         }
-        let b = arm(n)?;
+        let b = arm(n)?.into_owned();
         let comparison = looks.finish(n, |s| replay.compare(&b, &cand.runs[..n], s))?;
         Ok(Judged {
             comparison,

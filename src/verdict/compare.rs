@@ -259,12 +259,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn cfg() -> GateConfig {
-        GateConfig {
-            thresholds: crate::config::thresholds::thresholds(&[]).unwrap(),
-            alpha: 0.05,
-            replicates: 500,
-            seed: 1,
-        }
+        crate::testkit::gate_config(500)
     }
 
     fn vars(kv: &[(&str, &str)]) -> BTreeMap<String, String> {

@@ -253,12 +253,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn cfg() -> GateConfig {
-        GateConfig {
-            thresholds: crate::config::thresholds::thresholds(&[]).unwrap(),
-            alpha: 0.05,
-            replicates: 200,
-            seed: 1,
-        }
+        crate::testkit::gate_config(200)
     }
 
     #[test]
