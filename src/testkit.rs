@@ -40,6 +40,7 @@ pub fn record(index: u64, outcome: Outcome) -> RequestRecord {
         content_chunks: 10,
         preamble_chunks: 0,
         first_event_us: None,
+        stream: Default::default(),
         finish_reason: Some("length".into()),
         error: None,
     }
@@ -61,7 +62,7 @@ pub fn data(records: Vec<RequestRecord>, peak_concurrency: u64) -> RunData {
         omitted: 0,
         planned: Some(records.len() as u64),
         records,
-        itl_us: new_histogram(),
+        streams: Default::default(),
         not_sent: 0,
         peak_concurrency,
         interrupted: false,

@@ -66,6 +66,8 @@ impl Sender for SimSender {
                 },
             ),
             itl_us: Default::default(),
+            itl_token_us: Default::default(),
+            chunk_tokens: Default::default(),
             reply: spec.keep_reply.then_some(reply),
         }
     }
@@ -186,6 +188,8 @@ impl Sender for FailingTurn {
                 },
             ),
             itl_us: Default::default(),
+            itl_token_us: Default::default(),
+            chunk_tokens: Default::default(),
             reply: spec.keep_reply.then(|| "ok".to_string()),
         }
     }

@@ -42,6 +42,8 @@ impl Sender for FakeServer {
                     },
                 ),
                 itl_us: Default::default(),
+                itl_token_us: Default::default(),
+                chunk_tokens: Default::default(),
                 reply: None,
             }
         }

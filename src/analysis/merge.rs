@@ -6,10 +6,11 @@
 //! add, the inter-token histograms add, and peak concurrency is recomputed from the aligned
 //! send/end times. Server metrics are the first shard's (every shard scraped the same server).
 
-use crate::engine::runner::RunData;
+use crate::engine::runner::{RunData, StreamStats};
 use crate::error::BenchError;
 use crate::metrics::summary::summarize;
-use crate::model::hist::{self, new_histogram};
+use crate::model::hist;
+use crate::model::metric::Latency;
 use crate::model::result::RunResult;
 use crate::model::summary::SessionCounts;
 
@@ -98,7 +99,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         .min()
         .unwrap_or(first.started_at);
     let mut records = Vec::new();
-    let mut itl = new_histogram();
+    let mut streams = StreamStats::default();
     let (mut planned, mut not_sent) = (Some(0u64), 0u64);
     if let Some(r) = runs.iter().find(|r| r.requests_omitted > 0) {
         return Err(BenchError::usage(format!(
@@ -115,14 +116,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
             q.end_us += shift;
             records.push(q);
         }
-        if let Some(h) = r
-            .histograms
-            .get(crate::model::metric::Latency::Itl.hist_key())
-        {
-            let h = hist::decode(h).map_err(|e| bad(format!("{}: {e}", r.run_id)))?;
-            itl.add(&h)
-                .map_err(|e| bad(format!("{}: ITL histograms do not add ({e})", r.run_id)))?;
-        }
+        add_streams(r, &mut streams)?;
         planned = match (planned, r.summary.counts.planned) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
@@ -137,7 +131,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         omitted: 0,
         planned,
         records: records.clone(),
-        itl_us: itl,
+        streams,
         not_sent,
         peak_concurrency: peak,
         interrupted: runs.iter().any(|r| !r.complete),
@@ -172,6 +166,33 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         shard: None,
         ..first
     })
+}
+
+/// Adds a shard's gaps, per-token gaps and tokens a chunk to the merged run's. A shard whose
+/// chunks were all one token stored no per-token histogram: its per-token gaps are its gaps.
+fn add_streams(r: &RunResult, streams: &mut StreamStats) -> Result<(), BenchError> {
+    let bad = |m: String| BenchError::usage(format!("cannot merge: {m}"));
+    let decoded = |m: Latency| {
+        r.histograms
+            .get(m.hist_key())
+            .map(|h| hist::decode(h).map_err(|e| bad(format!("{}: {e}", r.run_id))))
+            .transpose()
+    };
+    let itl = decoded(Latency::Itl)?;
+    let per_token = decoded(Latency::ItlToken)?.or_else(|| itl.clone());
+    for (m, h, into) in [
+        (Latency::Itl, itl, &mut streams.itl_us),
+        (Latency::ItlToken, per_token, &mut streams.itl_token_us),
+    ] {
+        if let Some(h) = h {
+            into.add(&h)
+                .map_err(|e| bad(format!("{}: {m} histograms do not add ({e})", r.run_id)))?;
+        }
+    }
+    if let Some(c) = &r.summary.tokens.chunks {
+        streams.chunk_tokens.merge(&c.tokens_per_chunk());
+    }
+    Ok(())
 }
 
 /// Peak concurrency from the aligned intervals: +1 at each send, −1 at each end.

@@ -17,12 +17,18 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Latency {
-    /// Intended send → first chunk carrying generated text.
+    /// Intended send → first chunk carrying generated text (reasoning or answer).
     Ttft,
     /// (E2E − TTFT) / (output_tokens − 1), requests with more than one output token.
     Tpot,
     /// Every gap between consecutive chunks carrying generated text.
     Itl,
+    /// Per token: a chunk of k tokens after a gap g counts k values g / k.
+    ItlToken,
+    /// Intended send → first chunk carrying answer (non-reasoning) text.
+    Ttfo,
+    /// (E2E − TTFO) / (answer tokens − 1): the answer's pace after the reasoning.
+    AnswerTpot,
     /// Intended send → last chunk carrying generated text.
     E2e,
     /// Actual send − intended send − queue: the client's own lateness.
@@ -33,24 +39,47 @@ pub enum Latency {
 
 impl Latency {
     /// In the order reports show them.
-    pub const ALL: [Latency; 6] = [
+    pub const ALL: [Latency; 9] = [
         Latency::Ttft,
         Latency::Tpot,
         Latency::Itl,
+        Latency::ItlToken,
         Latency::E2e,
+        Latency::Ttfo,
+        Latency::AnswerTpot,
         Latency::SendLag,
         Latency::Queue,
     ];
 
     /// The latencies the gate can judge: they have one value per request, so requests are
     /// the unit a bootstrap resamples. (ITL gaps of one stream are not independent.)
-    pub const GATED: [Latency; 3] = [Latency::Ttft, Latency::Tpot, Latency::E2e];
+    pub const GATED: [Latency; 5] = [
+        Latency::Ttft,
+        Latency::Tpot,
+        Latency::E2e,
+        Latency::Ttfo,
+        Latency::AnswerTpot,
+    ];
+
+    /// Reported only for a run whose streams carried reasoning: without any, TTFO is TTFT
+    /// and the answer's TPOT is TPOT.
+    pub fn reasoning_only(self) -> bool {
+        matches!(self, Latency::Ttfo | Latency::AnswerTpot)
+    }
+
+    /// One value per gap of a stream, not per request: kept as a run-level histogram.
+    pub fn per_gap(self) -> bool {
+        matches!(self, Latency::Itl | Latency::ItlToken)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
             Latency::Ttft => "ttft",
             Latency::Tpot => "tpot",
             Latency::Itl => "itl",
+            Latency::ItlToken => "itl_token",
+            Latency::Ttfo => "ttfo",
+            Latency::AnswerTpot => "answer_tpot",
             Latency::E2e => "e2e",
             Latency::SendLag => "send_lag",
             Latency::Queue => "queue",
@@ -63,6 +92,9 @@ impl Latency {
             Latency::Ttft => "ttft_us",
             Latency::Tpot => "tpot_us",
             Latency::Itl => "itl_us",
+            Latency::ItlToken => "itl_token_us",
+            Latency::Ttfo => "ttfo_us",
+            Latency::AnswerTpot => "answer_tpot_us",
             Latency::E2e => "e2e_us",
             Latency::SendLag => "send_lag_us",
             Latency::Queue => "queue_us",
@@ -71,9 +103,18 @@ impl Latency {
 
     pub fn definition(self) -> &'static str {
         match self {
-            Latency::Ttft => "intended send → first chunk with generated text",
+            Latency::Ttft => {
+                "intended send → first chunk with generated text (reasoning or answer)"
+            }
             Latency::Tpot => "(e2e − ttft) / (output_tokens − 1), requests with > 1 output token",
-            Latency::Itl => "gap between consecutive chunks with generated text",
+            Latency::Itl => "gap between consecutive chunks with generated text (per chunk)",
+            Latency::ItlToken => {
+                "per token: a chunk of k tokens after a gap g counts k values g / k"
+            }
+            Latency::Ttfo => "intended send → first chunk with answer (non-reasoning) text",
+            Latency::AnswerTpot => {
+                "(e2e − ttfo) / (answer tokens − 1), answer tokens = output − reasoning tokens"
+            }
             Latency::E2e => "intended send → last chunk with generated text",
             Latency::SendLag => "actual send − intended send − queue (client lateness)",
             Latency::Queue => "wait for a max_concurrency slot",
@@ -184,7 +225,7 @@ pub enum Metric {
 }
 
 /// The names a user can write, for error messages.
-pub const KNOWN_METRICS: &str = "ttft|tpot|e2e.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput or error_rate";
+pub const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput or error_rate";
 
 impl Metric {
     /// The latency, quantile and turns of a latency metric.

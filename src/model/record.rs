@@ -92,6 +92,76 @@ impl<'de> Deserialize<'de> for Outcome {
     }
 }
 
+/// A stream's reasoning and tokens a chunk ([`RequestRecord::stream`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamDetail {
+    /// Chunks that carried reasoning text and no answer text (`reasoning_content`,
+    /// `reasoning`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_chunks: u32,
+    /// Reasoning tokens: `usage.completion_tokens_details.reasoning_tokens` when the server
+    /// reported it, else counted from the reasoning chunks ([`Self::reasoning_counted`]).
+    /// Absent without reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// `reasoning_tokens` was counted by the client (the chunks' tokens as
+    /// [`Self::chunk_tokens`] says), not reported by the server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_counted: bool,
+    /// Intended send → first chunk with answer text; only for a stream with reasoning
+    /// (without any it is `ttft_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfo_us: Option<u64>,
+    /// (E2E − TTFO) / (answer tokens − 1); only for a stream with reasoning (without any it
+    /// is `tpot_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tpot_us: Option<f64>,
+    /// Where the tokens of each chunk came from.
+    #[serde(default, skip_serializing_if = "ChunkTokens::is_one")]
+    pub chunk_tokens: ChunkTokens,
+}
+
+impl StreamDetail {
+    /// No reasoning, one token a chunk: nothing to store.
+    pub fn is_plain(&self) -> bool {
+        *self == StreamDetail::default()
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// How the client knows how many tokens each chunk of a stream carried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkTokens {
+    /// One token a chunk: the output tokens equal the chunks (or the server sent no usage,
+    /// and the chunks are the count).
+    #[default]
+    One,
+    /// From the cumulative usage the server put on every chunk
+    /// (`stream_options.continuous_usage_stats`): exact.
+    Reported,
+    /// The server reported more (or fewer) tokens than chunks but not which chunk carried
+    /// them: each chunk after the first is taken to carry (output − 1) / (chunks − 1).
+    Estimated,
+}
+
+impl ChunkTokens {
+    pub fn is_one(&self) -> bool {
+        *self == ChunkTokens::One
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkTokens::One => "one",
+            ChunkTokens::Reported => "reported",
+            ChunkTokens::Estimated => "estimated",
+        }
+    }
+}
+
 /// One request, as stored in `run.json` and `requests.csv`. Times are µs from the run start;
 /// latencies are µs from the intended send.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -153,6 +223,9 @@ pub struct RequestRecord {
     /// Intended send → first data event of any kind (role-only included).
     #[serde(default)]
     pub first_event_us: Option<u64>,
+    /// What reasoning, or several tokens a chunk, added to the stream; absent when neither.
+    #[serde(default, skip_serializing_if = "StreamDetail::is_plain")]
+    pub stream: StreamDetail,
     pub finish_reason: Option<String>,
     /// What went wrong, for errors (truncated; credentials redacted).
     pub error: Option<String>,

@@ -186,6 +186,86 @@ pub struct Tokens {
     /// from the server's tokenizer. Absent for datasets.
     #[serde(default)]
     pub prompt_length_error_pct: Option<f64>,
+    /// Streams with reasoning: their reasoning tokens; absent when no stream had any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningTokens>,
+    /// Tokens a chunk; absent when every chunk carried one token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<ChunkSummary>,
+}
+
+/// How many chunks of a stream carried 1, 2, … tokens; the last bucket is
+/// [`TokensPerChunk::OPEN`] or more. Only chunks whose tokens are known (reported, or one
+/// each) are counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokensPerChunk([u64; TokensPerChunk::OPEN + 1]);
+
+impl TokensPerChunk {
+    /// The open-ended last bucket: this many tokens a chunk or more.
+    pub const OPEN: usize = 16;
+
+    pub fn add(&mut self, tokens: u64, chunks: u64) {
+        let i = (tokens as usize).min(Self::OPEN);
+        self.0[i] = self.0[i].saturating_add(chunks);
+    }
+
+    pub fn merge(&mut self, other: &TokensPerChunk) {
+        for (i, n) in other.0.iter().enumerate() {
+            self.0[i] = self.0[i].saturating_add(*n);
+        }
+    }
+
+    /// Chunks by tokens carried (0 = text with no new token), zero buckets left out.
+    pub fn buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.0.iter().copied().enumerate().filter(|(_, n)| *n > 0)
+    }
+
+    /// Whether some chunk carried other than exactly one token.
+    pub fn any_multi(&self) -> bool {
+        self.buckets().any(|(k, _)| k != 1)
+    }
+}
+
+/// Reasoning tokens of the successful measured requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningTokens {
+    /// Σ reasoning tokens (included in `output_tokens`).
+    pub tokens: u64,
+    /// Requests whose stream carried reasoning.
+    pub requests: u64,
+    /// Of those, how many the client counted from the chunks because the server did not
+    /// report `usage.completion_tokens_details.reasoning_tokens`.
+    pub counted: u64,
+}
+
+/// How many tokens the chunks of the successful measured requests carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkSummary {
+    /// Chunks with text.
+    pub chunks: u64,
+    /// Output tokens / chunks with text.
+    pub mean_tokens: f64,
+    /// Chunks by tokens carried (`"1"`, `"2"`, …, `"16+"`; `"0"`: text with no new token),
+    /// over the requests whose chunks' tokens are known.
+    pub by_tokens: BTreeMap<String, u64>,
+    /// Requests whose chunks' tokens the server reported (usage on every chunk).
+    pub requests_reported: u64,
+    /// Requests with more tokens than chunks and no per-chunk usage: their per-token gaps
+    /// take each chunk after the first to carry (output − 1) / (chunks − 1) tokens.
+    pub requests_estimated: u64,
+}
+
+impl ChunkSummary {
+    /// The buckets as the runner counts them.
+    pub fn tokens_per_chunk(&self) -> TokensPerChunk {
+        let mut t = TokensPerChunk::default();
+        for (k, n) in &self.by_tokens {
+            if let Ok(k) = k.trim_end_matches('+').parse::<u64>() {
+                t.add(k, *n);
+            }
+        }
+        t
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

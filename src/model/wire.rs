@@ -30,6 +30,17 @@ pub struct Usage {
     pub completion_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
+    /// `completion_tokens_details` (OpenAI, vLLM with a reasoning parser): how many of the
+    /// completion tokens were reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens_details: Option<CompletionDetails>,
+}
+
+/// `usage.completion_tokens_details`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletionDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// A usage count above this is a server bug, not a number: no model has a context within
@@ -41,10 +52,17 @@ impl Usage {
     /// The counts a client may use: each absurd count becomes `None`; `true` when any was.
     pub fn vetted(self) -> (Usage, bool) {
         let ok = |v: Option<u64>| v.filter(|n| *n <= USAGE_TOKENS_MAX);
+        let completion = ok(self.completion_tokens);
         let vetted = Usage {
             prompt_tokens: ok(self.prompt_tokens),
-            completion_tokens: ok(self.completion_tokens),
+            completion_tokens: completion,
             total_tokens: self.total_tokens.and_then(|t| ok(Some(t))),
+            // More reasoning tokens than completion tokens is as absurd as an absurd count.
+            completion_tokens_details: self.completion_tokens_details.map(|d| CompletionDetails {
+                reasoning_tokens: d
+                    .reasoning_tokens
+                    .filter(|r| completion.is_some_and(|c| *r <= c)),
+            }),
         };
         let rejected = vetted.prompt_tokens != self.prompt_tokens
             || vetted.completion_tokens != self.completion_tokens;
@@ -56,7 +74,14 @@ impl Usage {
             prompt_tokens: Some(prompt),
             completion_tokens: Some(completion),
             total_tokens: Some(prompt.saturating_add(completion)),
+            completion_tokens_details: None,
         }
+    }
+
+    /// The reasoning tokens the server counted, if it said.
+    pub fn reasoning_tokens(&self) -> Option<u64> {
+        self.completion_tokens_details
+            .and_then(|d| d.reasoning_tokens)
     }
 }
 
@@ -117,14 +142,24 @@ pub struct Delta<'a> {
 impl Chunk<'_> {
     /// Bytes of generated text (content + reasoning, or completions text) in the first choice.
     pub fn text_bytes(&self) -> usize {
+        let (answer, reasoning) = self.text_split();
+        answer + reasoning
+    }
+
+    /// Bytes of answer text (chat `content`, completions `text`) and of reasoning text
+    /// (`reasoning_content`, `reasoning`) in the first choice.
+    pub fn text_split(&self) -> (usize, usize) {
         let Some(c) = self.choices.first() else {
-            return 0;
+            return (0, 0);
         };
         let len = |t: &Option<Cow<str>>| t.as_ref().map_or(0, |t| t.len());
-        len(&c.text)
-            + c.delta.as_ref().map_or(0, |d| {
-                len(&d.content) + len(&d.reasoning_content) + len(&d.reasoning)
-            })
+        let (content, reasoning) = c.delta.as_ref().map_or((0, 0), |d| {
+            (
+                len(&d.content),
+                len(&d.reasoning_content) + len(&d.reasoning),
+            )
+        });
+        (len(&c.text) + content, reasoning)
     }
 }
 
@@ -197,6 +232,21 @@ impl StreamHeader {
     /// A chunk carrying generated text.
     pub fn text(&self, text: &str) -> Chunk<'static> {
         self.chunk(vec![self.choice(Some(text.to_string()), None)])
+    }
+
+    /// A chat chunk carrying reasoning text (`delta.reasoning_content`, as vLLM's reasoning
+    /// parsers send it); a completions stream has no separate field, so there it is text.
+    pub fn reasoning(&self, text: &str) -> Chunk<'static> {
+        if !self.chat {
+            return self.text(text);
+        }
+        self.chunk(vec![Choice {
+            delta: Some(Delta {
+                reasoning_content: Some(Cow::Owned(text.to_string())),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }])
     }
 
     /// The last content chunk: no text, the finish reason.
@@ -309,6 +359,10 @@ pub struct Request {
 pub struct StreamOptions {
     #[serde(default)]
     pub include_usage: bool,
+    /// vLLM's and SGLang's extension: usage (cumulative) on every chunk, so a client knows
+    /// how many tokens each chunk carried.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continuous_usage_stats: bool,
 }
 
 impl Request {
@@ -330,6 +384,12 @@ impl Request {
 
     pub fn include_usage(&self) -> bool {
         self.stream_options.is_some_and(|o| o.include_usage)
+    }
+
+    /// Usage asked for on every chunk (`stream_options.continuous_usage_stats`).
+    pub fn continuous_usage(&self) -> bool {
+        self.stream_options
+            .is_some_and(|o| o.include_usage && o.continuous_usage_stats)
     }
 }
 

@@ -108,6 +108,35 @@ fn figures(o: &mut String, run: &RunResult) {
         "  tokens: {} prompt (server usage), {} output; {} with output ≠ max_tokens; {} without usage",
         tk.prompt_tokens, tk.output_tokens, tk.output_len_mismatch, tk.usage_missing
     );
+    if let Some(r) = &tk.reasoning {
+        let counted = match r.counted {
+            0 => "reported by the server".to_string(),
+            n => format!(
+                "counted from the chunks in {n} (the server did not report completion_tokens_details.reasoning_tokens)"
+            ),
+        };
+        let _ = writeln!(
+            o,
+            "  reasoning: {} tokens in {} streams, part of the output; {counted}. ttft is the first token of either, ttfo the first answer token",
+            r.tokens, r.requests
+        );
+    }
+    if let Some(ch) = &tk.chunks {
+        let buckets: Vec<String> = ch
+            .by_tokens
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  tokens a chunk: mean {:.2} over {} chunks ({}); per chunk reported by the server in {} requests, estimated in {}. itl is per chunk, itl_token per token",
+            ch.mean_tokens,
+            ch.chunks,
+            if buckets.is_empty() { "none known".to_string() } else { buckets.join(", ") },
+            ch.requests_reported,
+            ch.requests_estimated
+        );
+    }
     if tk.usage_rejected > 0 {
         let _ = writeln!(
             o,
@@ -163,10 +192,27 @@ fn figures(o: &mut String, run: &RunResult) {
 /// The latency table, a conversation's by-turn table, and the definitions.
 fn latency(o: &mut String, s: &crate::model::summary::Summary) {
     let _ = writeln!(o);
+    // Wider only when a longer name (answer_tpot) is shown.
+    let w = s
+        .latency
+        .iter()
+        .map(|l| l.name.name().len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     let _ = writeln!(
         o,
-        "  {:<9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "metric(ms)", "count", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"
+        "  {:<w1$} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "metric(ms)",
+        "count",
+        "mean",
+        "p50",
+        "p90",
+        "p95",
+        "p99",
+        "p99.9",
+        "max",
+        w1 = w - 1
     );
     for l in &s.latency {
         let cells: Vec<String> = [l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max]
@@ -176,7 +222,7 @@ fn latency(o: &mut String, s: &crate::model::summary::Summary) {
                 false => format!("{:>10}", "—"),
             })
             .collect();
-        let _ = writeln!(o, "  {:<10} {:>6} {}", l.name, l.count, cells.join(" "));
+        let _ = writeln!(o, "  {:<w$} {:>6} {}", l.name, l.count, cells.join(" "));
     }
     if !s.turns.is_empty() {
         let _ = writeln!(o);
@@ -205,7 +251,7 @@ fn latency(o: &mut String, s: &crate::model::summary::Summary) {
     }
     let _ = writeln!(o);
     for l in &s.latency {
-        let _ = writeln!(o, "  {:<9} {}", l.name, l.definition);
+        let _ = writeln!(o, "  {:<w1$} {}", l.name, l.definition, w1 = w - 1);
     }
     let _ = writeln!(o, "  All latencies in ms over successful measured requests (send_lag, queue: every measured request); percentiles are type 7 (numpy's and vLLM's) over HDR-histogram values (3 significant digits).");
 }
@@ -304,9 +350,9 @@ bench run demo — complete
   send_lag        4      0.010      0.010      0.010      0.010      0.010      0.010      0.010
   queue           4      0.000      0.000      0.000      0.000      0.000      0.000      0.000
 
-  ttft      intended send → first chunk with generated text
+  ttft      intended send → first chunk with generated text (reasoning or answer)
   tpot      (e2e − ttft) / (output_tokens − 1), requests with > 1 output token
-  itl       gap between consecutive chunks with generated text
+  itl       gap between consecutive chunks with generated text (per chunk)
   e2e       intended send → last chunk with generated text
   send_lag  actual send − intended send − queue (client lateness)
   queue     wait for a max_concurrency slot

@@ -127,6 +127,10 @@ pub struct SimOptions {
     pub seed: u64,
     /// Natural output length (mean, tokens) when a request does not ask `ignore_eos`.
     pub eos_mean_tokens: u32,
+    /// A reasoning model: the first this many tokens of every answer are reasoning, streamed
+    /// as `delta.reasoning_content` (chat) and counted in
+    /// `usage.completion_tokens_details.reasoning_tokens`; 0 = off.
+    pub reasoning_tokens: u32,
     // --- faults (rates are per request, 0–1)
     pub fault_500: f64,
     pub fault_429: f64,
@@ -188,6 +192,7 @@ impl SimOptions {
             tp,
             seed: 0,
             eos_mean_tokens: 256,
+            reasoning_tokens: 0,
             fault_500: 0.0,
             fault_429: 0.0,
             fault_503: 0.0,
@@ -258,6 +263,7 @@ impl SimOptions {
             "tp" => self.tp = p.int(1, 64)?,
             "seed" => self.seed = p.u()?,
             "eos_mean_tokens" => self.eos_mean_tokens = p.int(1, 2_000_000)?,
+            "reasoning_tokens" => self.reasoning_tokens = p.int(0, 2_000_000)?,
             "fault_500" => self.fault_500 = p.rate()?,
             "fault_429" => self.fault_429 = p.rate()?,
             "fault_503" => self.fault_503 = p.rate()?,

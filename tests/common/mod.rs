@@ -521,6 +521,7 @@ pub fn fake_record(
         content_chunks: f.output_tokens as u32,
         preamble_chunks: 0,
         first_event_us: f.tokens.map(|(first, _)| since(first)),
+        stream: Default::default(),
         finish_reason: None,
         error: None,
     }

@@ -14,6 +14,7 @@
 
 pub mod local_tokenizer;
 pub mod openai;
+mod progress;
 pub mod sse;
 pub mod stream;
 pub mod target;

@@ -4,7 +4,8 @@
 //! A chunk "carries generated text" when `choices[0].delta.content`, `.reasoning_content` or
 //! `.reasoning` (chat) or `choices[0].text` (completions) is a non-empty string. Role-only
 //! chat chunks, usage-only chunks and empty deltas do not count: TTFT and ITL are timed on text,
-//! not on the first byte the server sends.
+//! not on the first byte the server sends. Reasoning text (`reasoning_content`, `reasoning`)
+//! is generated text too, but not answer: TTFO is timed on the first answer text.
 
 use crate::model::scenario::{Api, RequestParams};
 use crate::model::wire::{Chunk, Request, StreamOptions, Usage};
@@ -39,8 +40,12 @@ pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &Reques
         temperature: params.temperature,
         ignore_eos: params.ignore_eos.then_some(true),
         stream: Some(true),
+        // Usage on every chunk where the server offers it (vLLM, SGLang): it says how many
+        // tokens each chunk carried. Servers without the option ignore it; a strict one can
+        // be sent `[request.extra] stream_options = { include_usage = true }` instead.
         stream_options: Some(StreamOptions {
             include_usage: true,
+            continuous_usage_stats: true,
         }),
         ..Default::default()
     };
@@ -58,6 +63,8 @@ pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &Reques
 pub struct ChunkInfo {
     /// Bytes of generated text (content + reasoning) in this chunk.
     pub text_bytes: usize,
+    /// Of those, bytes of reasoning text.
+    pub reasoning_bytes: usize,
     pub usage: Option<Usage>,
     pub finish_reason: Option<String>,
     /// An error reported inside the stream.
@@ -94,7 +101,9 @@ pub fn interpret_into(data: &[u8], reply: Option<&mut String>) -> Result<ChunkIn
         );
         return Ok(info);
     }
-    info.text_bytes = c.text_bytes();
+    let (answer, reasoning) = c.text_split();
+    info.text_bytes = answer + reasoning;
+    info.reasoning_bytes = reasoning;
     if let (Some(out), Some(ch)) = (reply, c.choices.first()) {
         // The reply is kept to be the next turn's history; past a prompt's bound it could not
         // be sent as one, so a server that streams without end does not grow it further.

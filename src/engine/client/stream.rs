@@ -2,8 +2,8 @@
 //! end in exactly one [`RequestRecord`] — ok, or the kind of failure — whatever the server
 //! does. TTFT, E2E and TPOT are computed here from the *intended* send time.
 
-use super::openai::{interpret_into, request_body, truncate};
-use super::sse::{SseDecoder, SseEvent, MAX_EVENT_BYTES};
+use super::openai::{request_body, truncate};
+use super::sse::{SseDecoder, MAX_EVENT_BYTES};
 use super::{counted_http_client, error_chain, ConnectCounter, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
@@ -152,68 +152,7 @@ where
     .await;
 }
 
-fn us(d: Duration) -> u64 {
-    d.as_micros().min(u64::MAX as u128) as u64
-}
-
-/// Timing state of one stream while it is read.
-#[derive(Default)]
-struct Progress {
-    /// The first data event of any kind.
-    first_event: Option<Instant>,
-    /// Data events before the first one with text.
-    preamble: u32,
-    first: Option<Instant>,
-    last: Option<Instant>,
-    itl_us: crate::engine::runner::Gaps,
-    chunks: u32,
-    usage: Option<Usage>,
-    finish_reason: Option<String>,
-    done: bool,
-    /// The reply's text, kept only when a later conversation turn needs it.
-    reply: Option<String>,
-}
-
-impl Progress {
-    /// Applies the events of one read that arrived at `at`; `Err` ends the request.
-    fn events(&mut self, events: &mut Vec<SseEvent>, at: Instant) -> Result<(), (Outcome, String)> {
-        for ev in events.drain(..) {
-            if ev.event.as_deref() == Some("error") {
-                let text = String::from_utf8_lossy(&ev.data).into_owned();
-                return Err((Outcome::ServerError, text));
-            }
-            if ev.is_done() {
-                self.done = true;
-                return Ok(());
-            }
-            let info = interpret_into(&ev.data, self.reply.as_mut())
-                .map_err(|m| (Outcome::MalformedChunk, m))?;
-            if let Some(e) = info.error {
-                return Err((Outcome::ServerError, e));
-            }
-            if info.usage.is_some() {
-                self.usage = info.usage;
-            }
-            if info.finish_reason.is_some() {
-                self.finish_reason = info.finish_reason;
-            }
-            self.first_event.get_or_insert(at);
-            if info.text_bytes == 0 && self.first.is_none() {
-                self.preamble += 1;
-            }
-            if info.text_bytes > 0 {
-                if let Some(last) = self.last {
-                    self.itl_us.push(us(at - last));
-                } else {
-                    self.first = Some(at);
-                }
-                self.last = Some(at);
-                self.chunks += 1;
-            }
-        }
-        Ok(())
-    }
-}
+use super::progress::{us, Progress};
 
 impl Sender for HttpSender {
     fn send(&self, spec: RequestSpec, ctx: SendCtx) -> impl Future<Output = Sent> + Send {
@@ -240,10 +179,7 @@ impl HttpSender {
             first: sent + Duration::from_secs_f64(self.params.first_token_timeout_s),
             total: sent + Duration::from_secs_f64(self.params.timeout_s),
         };
-        let mut p = Progress {
-            reply: spec.keep_reply.then(String::new),
-            ..Progress::default()
-        };
+        let mut p = Progress::keeping_reply(spec.keep_reply);
         let mut retried = false;
         let mut done_at = None;
         let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {
@@ -329,7 +265,7 @@ impl HttpSender {
         spec: RequestSpec,
         ctx: &SendCtx,
         at: Timing,
-        p: Progress,
+        mut p: Progress,
         ended: Ended,
     ) -> Sent {
         let (outcome, detail) = ended;
@@ -344,6 +280,7 @@ impl HttpSender {
         };
         let ttft_us = p.first.map(since);
         let e2e_us = p.last.map(since);
+        let (stream, itl_token, chunk_tokens) = p.detail(out_tokens, e2e_us, since);
         let tpot_us = match (ttft_us, e2e_us) {
             (Some(t), Some(e)) if out_tokens > 1 => Some((e - t) as f64 / (out_tokens - 1) as f64),
             _ => None,
@@ -380,13 +317,16 @@ impl HttpSender {
             content_chunks: p.chunks,
             preamble_chunks: p.preamble,
             first_event_us: p.first_event.map(since),
+            stream,
             finish_reason: p.finish_reason,
             // Redacted before it is cut, so a cut inside the key cannot leave a prefix of it.
             error: detail.map(|d| truncate(&self.target.redact(&d), 300)),
         };
         Sent {
             record,
+            itl_token_us: itl_token,
             itl_us: p.itl_us,
+            chunk_tokens,
             reply: p.reply,
         }
     }

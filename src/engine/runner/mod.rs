@@ -27,13 +27,11 @@
 //! are counted as `not_sent`.
 
 use crate::error::BenchError;
-use crate::model::hist::{new_histogram, record_us};
 use crate::model::record::{Outcome, RequestRecord};
 use crate::model::summary::SessionCounts;
 use crate::plan::prompts::RequestSpec;
 use crate::plan::{Plan, Release, Unit};
 use futures_util::FutureExt;
-use hdrhistogram::Histogram;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,9 +41,11 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::time::{sleep_until, Instant};
 use tokio_util::sync::CancellationToken;
 
+mod gaps;
 mod session;
 mod timing;
 
+pub use gaps::{Gaps, StreamStats, TokensPerChunk};
 use timing::{clock_is_paused, precise_sleeps, wait_until};
 
 /// How a run is told to stop: no new requests, then (at once, or when the grace runs out)
@@ -81,64 +81,17 @@ pub struct SendCtx {
     pub abort: CancellationToken,
 }
 
-/// A stream's inter-token gaps (µs), in bounded memory: the first [`Gaps::LISTED`] as values,
-/// the rest (a server that streams without end) folded into a histogram at HDR resolution,
-/// the resolution every reported figure has anyway. None is dropped.
-#[derive(Debug, Default)]
-pub struct Gaps {
-    listed: Vec<u64>,
-    folded: Option<Box<Histogram<u64>>>,
-}
-
-impl Gaps {
-    /// Gaps kept as values before the rest are folded (512 KiB).
-    pub const LISTED: usize = 65_536;
-
-    pub fn push(&mut self, us: u64) {
-        if self.listed.len() < Self::LISTED {
-            self.listed.push(us);
-        } else {
-            record_us(
-                self.folded
-                    .get_or_insert_with(|| Box::new(crate::model::hist::new_histogram())),
-                us,
-            );
-        }
-    }
-
-    /// How many gaps were recorded.
-    pub fn len(&self) -> u64 {
-        self.listed.len() as u64 + self.folded.as_ref().map_or(0, |h| h.len())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Adds every gap to `h` (same bounds and precision: adding cannot fail).
-    pub fn record_into(&self, h: &mut Histogram<u64>) {
-        for gap in &self.listed {
-            record_us(h, *gap);
-        }
-        if let Some(f) = &self.folded {
-            let _ = h.add(f.as_ref());
-        }
-    }
-}
-
-impl From<Vec<u64>> for Gaps {
-    fn from(listed: Vec<u64>) -> Gaps {
-        let mut g = Gaps::default();
-        listed.into_iter().for_each(|v| g.push(v));
-        g
-    }
-}
-
 /// What a sender returns: the record and the inter-token gaps (µs) of the stream.
 #[derive(Debug)]
 pub struct Sent {
     pub record: RequestRecord,
+    /// Gaps between chunks.
     pub itl_us: Gaps,
+    /// The same time per token ([`crate::model::metric::Latency::ItlToken`]); `None` when
+    /// every chunk carried one token (then it is `itl_us`).
+    pub itl_token_us: Option<Gaps>,
+    /// The stream's chunks by tokens carried.
+    pub chunk_tokens: TokensPerChunk,
     /// The generated text, when the request asked for it ([`RequestSpec::keep_reply`]).
     pub reply: Option<String>,
 }
@@ -157,8 +110,8 @@ pub struct RunData {
     pub records: Vec<RequestRecord>,
     /// Sent requests whose records are not in `records`.
     pub omitted: u64,
-    /// Inter-token gaps of measured, successful requests (µs).
-    pub itl_us: Histogram<u64>,
+    /// Inter-token gaps and tokens a chunk of measured, successful requests.
+    pub streams: StreamStats,
     /// Requests the plan held (None for an unbounded closed loop).
     pub planned: Option<u64>,
     /// Dispatched but never sent (waiting for a slot at stop).
@@ -369,7 +322,7 @@ pub async fn run<S: Sender>(
     // Only the tasks hold senders now; the channel closes when the last one finishes.
     drop(shared);
     let kept = collect(rx, [&stop, &hurry], &abort, grace, keep, observe).await;
-    let (records, itl) = (kept.records, kept.itl);
+    let (records, streams) = (kept.records, kept.streams);
     for h in handles {
         let _ = h.await;
     }
@@ -398,7 +351,7 @@ pub async fn run<S: Sender>(
         not_sent,
         omitted: kept.total - records.len() as u64,
         records,
-        itl_us: itl,
+        streams,
         planned,
         peak_concurrency: counters.peak.load(Ordering::SeqCst),
         interrupted,
@@ -499,7 +452,7 @@ fn release_closed<S: Sender>(
 /// What [`collect`] gathered.
 struct Collected {
     records: Vec<RequestRecord>,
-    itl: Histogram<u64>,
+    streams: StreamStats,
     /// Records received, kept or not.
     total: u64,
     aborted: bool,
@@ -517,7 +470,7 @@ async fn collect(
     mut observe: impl FnMut(&RequestRecord),
 ) -> Collected {
     let mut records = Vec::new();
-    let mut itl = new_histogram();
+    let mut streams = StreamStats::default();
     let (mut total, mut aborted) = (0u64, false);
     let mut grace_end: Option<Instant> = None;
     loop {
@@ -526,7 +479,7 @@ async fn collect(
             msg = rx.recv() => match msg {
                 Some(sent) => {
                     if !sent.record.warmup && sent.record.outcome.is_ok() {
-                        sent.itl_us.record_into(&mut itl);
+                        streams.add(&sent);
                     }
                     observe(&sent.record);
                     total += 1;
@@ -553,29 +506,8 @@ async fn collect(
     }
     Collected {
         records,
-        itl,
+        streams,
         total,
         aborted,
-    }
-}
-
-#[cfg(test)]
-mod gaps_tests {
-    use super::*;
-
-    #[test]
-    fn a_stream_without_end_keeps_every_gap_in_bounded_memory() {
-        let mut g = Gaps::default();
-        let n = Gaps::LISTED as u64 + 1000;
-        (0..n).for_each(|i| g.push(1000 + i % 7));
-        assert_eq!(g.len(), n);
-        assert_eq!(
-            g.listed.len(),
-            Gaps::LISTED,
-            "values past the list are folded"
-        );
-        let mut h = crate::model::hist::new_histogram();
-        g.record_into(&mut h);
-        assert_eq!(h.len(), n, "none is dropped");
     }
 }

@@ -7,7 +7,7 @@ use super::{counts_for, meets_slo, per_request_us, Histograms};
 use crate::metrics::quantile::Sample;
 use crate::model::hist::{new_histogram, record_us};
 use crate::model::metric::Latency;
-use crate::model::record::{Outcome, RequestRecord};
+use crate::model::record::{ChunkTokens, Outcome, RequestRecord};
 use crate::model::scenario::Slo;
 use crate::model::summary::*;
 use hdrhistogram::Histogram;
@@ -20,8 +20,8 @@ pub struct RunCounts<'a> {
     /// Dispatched but never sent.
     pub not_sent: u64,
     pub peak_concurrency: u64,
-    /// Inter-token gaps of measured, successful requests (µs).
-    pub itl_us: &'a Histogram<u64>,
+    /// Inter-token gaps and tokens a chunk of measured, successful requests.
+    pub streams: &'a crate::engine::runner::StreamStats,
     /// A conversation run's sessions.
     pub sessions: Option<SessionCounts>,
 }
@@ -33,7 +33,7 @@ impl<'a> RunCounts<'a> {
             planned: data.planned,
             not_sent: data.not_sent,
             peak_concurrency: data.peak_concurrency,
-            itl_us: &data.itl_us,
+            streams: &data.streams,
             sessions: data.sessions.clone(),
         }
     }
@@ -63,6 +63,10 @@ pub struct Accumulator {
     end: Option<u64>,
     /// Conversation runs: measured requests by turn index.
     turns: BTreeMap<u32, TurnAcc>,
+    reasoning: ReasoningTokens,
+    chunks: u64,
+    chunks_reported: u64,
+    chunks_estimated: u64,
 }
 
 /// One turn index's figures under construction.
@@ -131,7 +135,7 @@ impl Accumulator {
             ignore_eos,
             hists: Latency::ALL
                 .into_iter()
-                .filter(|m| *m != Latency::Itl)
+                .filter(|m| !m.per_gap())
                 .map(|m| (m, new_histogram()))
                 .collect(),
             records: 0,
@@ -152,6 +156,14 @@ impl Accumulator {
             start: None,
             end: None,
             turns: BTreeMap::new(),
+            reasoning: ReasoningTokens {
+                tokens: 0,
+                requests: 0,
+                counted: 0,
+            },
+            chunks: 0,
+            chunks_reported: 0,
+            chunks_estimated: 0,
         }
     }
 
@@ -210,12 +222,70 @@ impl Accumulator {
         if !self.slo.is_empty() && meets_slo(r, &self.slo) {
             self.good += 1;
         }
+        let d = &r.stream;
+        if d.reasoning_chunks > 0 {
+            self.reasoning.requests += 1;
+            self.reasoning.counted += d.reasoning_counted as u64;
+            self.reasoning.tokens = self
+                .reasoning
+                .tokens
+                .saturating_add(d.reasoning_tokens.unwrap_or(0));
+        }
+        self.chunks += r.content_chunks as u64;
+        match d.chunk_tokens {
+            ChunkTokens::One => {}
+            ChunkTokens::Reported => self.chunks_reported += 1,
+            ChunkTokens::Estimated => self.chunks_estimated += 1,
+        }
+    }
+
+    /// Tokens a chunk, unless every chunk carried one.
+    fn chunk_summary(&self, per_chunk: &TokensPerChunk) -> Option<ChunkSummary> {
+        if !per_chunk.any_multi() && self.chunks_estimated == 0 {
+            return None;
+        }
+        let by_tokens = per_chunk
+            .buckets()
+            .map(|(k, n)| {
+                let key = if k == TokensPerChunk::OPEN {
+                    format!("{k}+")
+                } else {
+                    k.to_string()
+                };
+                (key, n)
+            })
+            .collect();
+        Some(ChunkSummary {
+            chunks: self.chunks,
+            mean_tokens: if self.chunks > 0 {
+                self.output_tokens as f64 / self.chunks as f64
+            } else {
+                0.0
+            },
+            by_tokens,
+            requests_reported: self.chunks_reported,
+            requests_estimated: self.chunks_estimated,
+        })
     }
 
     /// The summary and its histograms.
     pub fn finish(self, run: RunCounts) -> (Summary, Histograms) {
+        let chunks = self.chunk_summary(&run.streams.chunk_tokens);
+        let reasoning = (self.reasoning.requests > 0).then(|| self.reasoning.clone());
         let mut h = self.hists;
-        h.insert(Latency::Itl, run.itl_us.clone());
+        h.insert(Latency::Itl, run.streams.itl_us.clone());
+        if chunks.is_some() {
+            h.insert(Latency::ItlToken, run.streams.itl_token_us.clone());
+        }
+        if reasoning.is_none() {
+            h.retain(|m, _| !m.reasoning_only());
+        }
+        let mut turn_accs = self.turns;
+        if reasoning.is_none() {
+            for a in turn_accs.values_mut() {
+                a.hists.retain(|m, _| !m.reasoning_only());
+            }
+        }
         let sent = self.records - self.warmup;
         let textless = Sample::from_hist(&self.textless);
         let counts = Counts {
@@ -246,6 +316,8 @@ impl Accumulator {
             prompt_length_error_pct: (self.length_error_n > 0)
                 .then(|| self.length_error_sum / self.length_error_n as f64 * 100.0),
             output_len_mismatch: self.mismatch,
+            reasoning,
+            chunks,
         };
         let start = self.start.unwrap_or(0);
         let end = self.end.unwrap_or(start);
@@ -263,11 +335,13 @@ impl Accumulator {
         };
         let latency = Latency::ALL
             .into_iter()
-            .map(|m| super::latency_summary(m, &Sample::from_hist(&h[&m])))
+            .filter_map(|m| {
+                h.get(&m)
+                    .map(|h| super::latency_summary(m, &Sample::from_hist(h)))
+            })
             .collect();
-        let turns = self.turns.iter().map(|(t, a)| a.summary(*t)).collect();
-        let by_turn = self
-            .turns
+        let turns = turn_accs.iter().map(|(t, a)| a.summary(*t)).collect();
+        let by_turn = turn_accs
             .into_iter()
             .flat_map(|(t, a)| a.hists.into_iter().map(move |(m, h)| ((m, t), h)))
             .collect();

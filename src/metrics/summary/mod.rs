@@ -66,7 +66,13 @@ pub fn per_request_us(r: &RequestRecord, m: Latency) -> Option<u64> {
         Latency::E2e => r.e2e_us,
         Latency::SendLag => Some(r.send_lag_us),
         Latency::Queue => Some(r.queue_us),
-        Latency::Itl => None,
+        Latency::Ttfo if r.stream.reasoning_chunks > 0 => r.stream.ttfo_us,
+        Latency::Ttfo => r.ttft_us,
+        Latency::AnswerTpot if r.stream.reasoning_chunks > 0 => {
+            r.stream.answer_tpot_us.map(|t| t.round() as u64)
+        }
+        Latency::AnswerTpot => r.tpot_us.map(|t| t.round() as u64),
+        Latency::Itl | Latency::ItlToken => None,
     }
 }
 
@@ -107,7 +113,7 @@ pub fn sample(run: &RunResult, m: Latency) -> Sample {
 /// [`sample`] over some turns of a conversation run (all requests when `turns` is `None`;
 /// none for a run that is not a conversation).
 pub fn sample_in(run: &RunResult, m: Latency, turns: Option<Turns>) -> Sample {
-    if m == Latency::Itl || run.requests_omitted > 0 {
+    if m.per_gap() || run.requests_omitted > 0 {
         let stored = |key: &str| run.histograms.get(key).and_then(|h| hist::decode(h).ok());
         let Some(t) = turns else {
             return stored(m.hist_key())

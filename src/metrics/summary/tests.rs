@@ -6,14 +6,14 @@ use crate::testkit::record;
 use std::time::Duration;
 
 fn data(records: Vec<RequestRecord>) -> RunData {
-    let mut itl = new_histogram();
-    itl.record_n(3_333, 9).unwrap();
+    let mut streams = crate::engine::runner::StreamStats::default();
+    streams.itl_us.record_n(3_333, 9).unwrap();
     RunData {
         sessions: None,
         omitted: 0,
         planned: Some(records.len() as u64),
         records,
-        itl_us: itl,
+        streams,
         not_sent: 0,
         peak_concurrency: 4,
         interrupted: false,

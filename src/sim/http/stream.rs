@@ -45,6 +45,8 @@ struct Parsed {
     ignore_eos: bool,
     stream: bool,
     include_usage: bool,
+    /// Usage on every chunk (`stream_options.continuous_usage_stats`).
+    continuous_usage: bool,
     model: String,
 }
 
@@ -76,6 +78,7 @@ fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String>
         ignore_eos: r.ignore_eos.unwrap_or(false),
         stream: r.stream.unwrap_or(false),
         include_usage: r.include_usage(),
+        continuous_usage: r.continuous_usage(),
         model: r.model.clone().unwrap_or_else(|| default_model.to_string()),
     })
 }
@@ -173,6 +176,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
             request_id,
             arrival,
         },
+        reasoning: s.opts.reasoning_tokens,
     };
     if !p.stream {
         return reply.whole(p, rx).await;
@@ -211,13 +215,41 @@ struct Reply {
     prompt_tokens: u64,
     header: StreamHeader,
     truth: TruthWriter,
+    /// Leading tokens of the answer that are reasoning.
+    reasoning: u32,
 }
 
 type Events = mpsc::UnboundedReceiver<super::driver::Ev>;
 
 impl Reply {
     fn usage(&self, out: u64) -> Usage {
-        Usage::new(self.prompt_tokens, out)
+        let mut u = Usage::new(self.prompt_tokens, out);
+        let reasoning = (self.reasoning as u64).min(out);
+        if reasoning > 0 {
+            u.completion_tokens_details = Some(wire::CompletionDetails {
+                reasoning_tokens: Some(reasoning),
+            });
+        }
+        u
+    }
+
+    /// The chunks that carry tokens `from..to`: reasoning up to [`Reply::reasoning`], the
+    /// answer after it (a step that crosses the boundary sends one chunk of each), each with
+    /// the cumulative usage when `continuous`.
+    fn chunks(&self, from: usize, to: usize, continuous: bool) -> Vec<wire::Chunk<'static>> {
+        let cut = (self.reasoning as usize).clamp(from, to);
+        let with = |c: wire::Chunk<'static>, upto: usize| wire::Chunk {
+            usage: continuous.then(|| self.usage(upto as u64)),
+            ..c
+        };
+        let mut out = Vec::with_capacity(2);
+        if cut > from {
+            out.push(with(self.header.reasoning(&self.text(from, cut)), cut));
+        }
+        if to > cut {
+            out.push(with(self.header.text(&self.text(cut, to)), to));
+        }
+        out
     }
 
     fn text(&self, from: usize, to: usize) -> String {
@@ -241,7 +273,7 @@ impl Reply {
                 "the engine refused the request",
             );
         }
-        self.truth.write(&token_at);
+        self.truth.write(&token_at, self.reasoning);
         let text = self.text(0, token_at.len());
         let finish = finish_reason(token_at.len(), p.max_tokens);
         let (message, text) = if self.chat {
@@ -307,9 +339,10 @@ impl Reply {
                         .await;
                     return;
                 }
-                let text = self.text(start, token_at.len());
-                if !send(sse(self.header.text(&text))).await {
-                    return; // client gone; dropping `rx` tells the engine
+                for c in self.chunks(start, token_at.len(), p.continuous_usage) {
+                    if !send(sse(c)).await {
+                        return; // client gone; dropping `rx` tells the engine
+                    }
                 }
                 if first
                     && faults.malformed
@@ -327,7 +360,7 @@ impl Reply {
                 let _ = send(Bytes::from(wire::sse(&refused))).await;
                 return;
             }
-            self.truth.write(&token_at);
+            self.truth.write(&token_at, self.reasoning);
             let finish = finish_reason(token_at.len(), p.max_tokens);
             let _ = send(sse(self.header.finish(finish))).await;
             if p.include_usage {
@@ -368,7 +401,8 @@ struct TruthWriter {
 }
 
 impl TruthWriter {
-    fn write(&self, token_at: &[Instant]) {
+    /// `reasoning`: how many leading tokens were reasoning.
+    fn write(&self, token_at: &[Instant], reasoning: u32) {
         let Some(t) = &self.state.truth else { return };
         let us = |i: Instant| i.saturating_duration_since(self.state.epoch).as_micros() as u64;
         let line = json!({
@@ -377,6 +411,8 @@ impl TruthWriter {
             "first_token_us": token_at.first().map(|i| us(*i)),
             "token_us": token_at.iter().map(|i| us(*i)).collect::<Vec<_>>(),
             "output_tokens": token_at.len(),
+            "reasoning_tokens": (reasoning as usize).min(token_at.len()),
+            "first_answer_us": token_at.get(reasoning as usize).map(|i| us(*i)),
         });
         if let Ok(mut w) = t.lock() {
             let _ = writeln!(w, "{line}");
