@@ -343,6 +343,8 @@ mod tests {
             "e2e.p99.9@turn1",
             "tpot.p50",
             "e2e.p99.9",
+            "ttfo.p50",
+            "answer_tpot.p95@turn2+",
             "output_throughput",
             "error_rate",
         ] {
@@ -369,10 +371,12 @@ mod tests {
                 "{e}"
             );
         }
-        assert!("itl.p95"
-            .parse::<Metric>()
-            .unwrap_err()
-            .contains("not judged"));
+        for per_gap in ["itl.p95", "itl_token.p50"] {
+            assert!(per_gap
+                .parse::<Metric>()
+                .unwrap_err()
+                .contains("not judged"));
+        }
         assert_eq!(
             "ttft.p50@turn2+".parse::<Metric>().unwrap(),
             Metric::TurnLatency(

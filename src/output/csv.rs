@@ -56,6 +56,11 @@ pub const REQUEST_COLUMNS: &[&str] = &[
     "first_event_ms",
     "finish_reason",
     "error",
+    "ttfo_ms",
+    "answer_tpot_ms",
+    "reasoning_tokens",
+    "reasoning_tokens_source",
+    "chunk_tokens",
 ];
 
 /// `requests.csv` of `records`, sorted by index.
@@ -71,7 +76,8 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
 }
 
 /// One record as a `requests.csv` row.
-fn request_row(r: &RequestRecord) -> [String; 23] {
+fn request_row(r: &RequestRecord) -> [String; 28] {
+    let d = &r.stream;
     [
         r.index.to_string(),
         r.warmup.to_string(),
@@ -105,6 +111,20 @@ fn request_row(r: &RequestRecord) -> [String; 23] {
         opt_ms(r.first_event_us),
         escape(r.finish_reason.as_deref().unwrap_or("")),
         escape(r.error.as_deref().unwrap_or("")),
+        opt_ms(d.ttfo_us),
+        d.answer_tpot_us
+            .map(|t| format!("{:.3}", t / 1000.0))
+            .unwrap_or_default(),
+        d.reasoning_tokens
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+        match (d.reasoning_tokens, d.reasoning_counted) {
+            (None, _) => "",
+            (Some(_), true) => "counted",
+            (Some(_), false) => "usage",
+        }
+        .to_string(),
+        d.chunk_tokens.name().to_string(),
     ]
 }
 
@@ -312,10 +332,50 @@ pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
     rows
 }
 
+/// Reasoning tokens and tokens a chunk, when the streams had them.
+fn stream_rows(s: &Summary, rows: &mut Vec<(String, String, String, String)>) {
+    let mut row = |m: &str, unit: &str, v: String, def: &str| {
+        rows.push((m.into(), unit.into(), v, def.into()))
+    };
+    if let Some(r) = &s.tokens.reasoning {
+        row(
+            "reasoning_tokens",
+            "tokens",
+            r.tokens.to_string(),
+            "Σ reasoning tokens (part of output_tokens), successful requests",
+        );
+        row(
+            "reasoning_requests",
+            "requests",
+            r.requests.to_string(),
+            "successful requests whose stream carried reasoning",
+        );
+        row("reasoning_counted", "requests", r.counted.to_string(), "of those, reasoning tokens counted from the chunks (the server did not report completion_tokens_details.reasoning_tokens)");
+    }
+    if let Some(c) = &s.tokens.chunks {
+        row(
+            "tokens_per_chunk",
+            "tokens",
+            format!("{:.3}", c.mean_tokens),
+            "output tokens / chunks with text, successful requests",
+        );
+        for (k, n) in &c.by_tokens {
+            row(
+                &format!("chunks_with_{k}_tokens"),
+                "chunks",
+                n.to_string(),
+                "chunks carrying that many tokens, requests whose chunks' tokens are known",
+            );
+        }
+        row("chunk_tokens_estimated", "requests", c.requests_estimated.to_string(), "several tokens a chunk but no per-chunk usage: (output − 1) / (chunks − 1) a chunk assumed");
+    }
+}
+
 /// Rows present only when the run has them: prompt-length error, goodput (after the
 /// throughputs), and one per error kind.
 fn optional_rows(s: &Summary, rows: &mut Vec<(String, String, String, String)>) {
     let (t, c) = (&s.throughput, &s.counts);
+    stream_rows(s, rows);
     if let Some(e) = s.tokens.prompt_length_error_pct {
         rows.push((
             "prompt_length_error".into(),

@@ -10,7 +10,9 @@
 //! preemption by recomputation and an LRU prefix cache; step cost as the larger of compute
 //! (prefill-dominated) and memory traffic (decode-dominated); weight quantization (fewer bytes,
 //! a dequantization overhead, more KV room); KV quantization; speculative decoding with a
-//! draft whose acceptance falls when it is quantized; tensor parallelism with all-reduce cost.
+//! draft whose acceptance falls when it is quantized (a step's accepted tokens streamed in one
+//! chunk); tensor parallelism with all-reduce cost; a reasoning model's leading reasoning
+//! tokens.
 //! Options and profiles are in [`profile`]. Effects and conflicts are not written in anywhere:
 //! they follow from the shared resources (compute, bandwidth, KV blocks, the token budget).
 //!

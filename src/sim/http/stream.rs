@@ -1,7 +1,8 @@
 //! `POST /v1/chat/completions` and `/v1/completions`: a request is parsed, checked against the
 //! model's limits, given its faults, handed to the engine, and answered — streamed in vLLM's
-//! shapes (a role-only first chat chunk, text chunks as the engine emits tokens, the finish
-//! chunk, usage, `[DONE]`) or as one body.
+//! shapes (a role-only first chat chunk, text chunks as the engine emits tokens — reasoning
+//! chunks first for a reasoning model, a speculative step's tokens in one chunk, the
+//! cumulative usage on each when asked — the finish chunk, usage, `[DONE]`) or as one body.
 
 use super::driver::Cmd;
 use super::{error, AppState};

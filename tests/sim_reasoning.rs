@@ -1,0 +1,134 @@
+//! A reasoning model with speculative decoding, served by the simulator over a real socket:
+//! reasoning then answer, several tokens a chunk, usage on every chunk. The client's TTFT,
+//! TTFO, reasoning tokens, TPOT and per-token ITL against the simulator's own record of when
+//! it handed each token to HTTP (`--sim-truth-log`).
+//!
+//! The counts are compared exactly. The times are compared the only way a socket allows: the
+//! client can never see a token before the server sent it, and what it measured beyond the
+//! server's figure is printed (the closing figures quoted in docs come from these lines); the
+//! bounds asserted are loose enough that a busy machine cannot break them.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::HashMap;
+
+fn scenario(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("r.toml");
+    std::fs::write(
+        &p,
+        "name = \"reasoning\"\nseed = 4\n[request]\nfirst_token_timeout_s = 5\ntimeout_s = 20\n[workload]\ntype = \"synthetic\"\ninput_tokens = 32\noutput_tokens = 48\n[load]\nconcurrency = 2\nrequests = 12\n[sim]\nreasoning_tokens = 20\nspec = 4\nspec_alpha = 0.8\nbandwidth_gbs = 3000\ntflops = 1210\nstep_overhead_ms = 2\n",
+    )
+    .unwrap();
+    p
+}
+
+/// The simulator's truth lines by request index.
+fn truth(path: &std::path::Path) -> HashMap<u64, Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|l| {
+            let id = l["request_id"]
+                .as_str()
+                .unwrap()
+                .rsplit('-')
+                .next()
+                .unwrap();
+            (id.parse().unwrap(), l)
+        })
+        .collect()
+}
+
+#[test]
+fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path());
+    let out = dir.path().join("o");
+    let log = dir.path().join("truth.jsonl");
+    let run = common::run_ok(&s, &out, &["--sim-truth-log", log.to_str().unwrap()]);
+    let truth = truth(&log);
+    let (mut ttft_extra, mut ttfo_extra, mut tpot_rel) = (Vec::new(), Vec::new(), Vec::new());
+    let mut multi = 0;
+    for r in run["requests"].as_array().unwrap() {
+        let t = &truth[&r["index"].as_u64().unwrap()];
+        let d = &r["stream"];
+        // Counts: exactly the server's.
+        assert_eq!(r["output_tokens"], t["output_tokens"]);
+        assert_eq!(d["reasoning_tokens"], t["reasoning_tokens"], "{r}");
+        assert!(
+            d.get("reasoning_counted").is_none(),
+            "the simulator reports them: {r}"
+        );
+        if d["chunk_tokens"] == "reported" {
+            multi += 1;
+        }
+        // Times: never before the server sent the token.
+        let at = |k: &str| t[k].as_u64().unwrap() as i64 - t["arrival_us"].as_i64().unwrap();
+        let (ttft, ttfo) = (
+            r["ttft_us"].as_i64().unwrap(),
+            d["ttfo_us"].as_i64().unwrap(),
+        );
+        assert!(
+            ttft >= at("first_token_us") && ttfo >= at("first_answer_us"),
+            "{r}\n{t}"
+        );
+        assert!(ttfo > ttft);
+        ttft_extra.push(ttft - at("first_token_us"));
+        ttfo_extra.push(ttfo - at("first_answer_us"));
+        // TPOT against the server's pace over the same tokens.
+        let tokens = t["token_us"].as_array().unwrap();
+        let n = tokens.len() as f64;
+        let span = tokens.last().unwrap().as_f64().unwrap() - tokens[0].as_f64().unwrap();
+        tpot_rel.push(r["tpot_us"].as_f64().unwrap() / (span / (n - 1.0)) - 1.0);
+    }
+    assert!(
+        multi > 0,
+        "speculative decoding sent several tokens in some chunk"
+    );
+    let summary = &run["summary"];
+    assert_eq!(
+        summary["tokens"]["reasoning"]["tokens"].as_u64().unwrap(),
+        truth
+            .values()
+            .map(|t| t["reasoning_tokens"].as_u64().unwrap())
+            .sum::<u64>()
+    );
+    let chunks = &summary["tokens"]["chunks"];
+    assert!(chunks["mean_tokens"].as_f64().unwrap() > 1.0, "{chunks}");
+    // The per-token ITL's mean is TPOT's over the same requests (one first-chunk token each).
+    let lat = |name: &str| {
+        summary["latency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} row"))
+            .clone()
+    };
+    let (itl_token, itl) = (lat("itl_token"), lat("itl"));
+    assert!(itl_token["count"].as_u64() > itl["count"].as_u64());
+    lat("ttfo");
+    lat("answer_tpot");
+    let max = |v: &[i64]| *v.iter().max().unwrap();
+    let median = |v: &[i64]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v[v.len() / 2]
+    };
+    let worst = tpot_rel.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    println!(
+        "client beyond the server: TTFT median {} µs, max {} µs; TTFO median {} µs, max {} µs; TPOT within {:.3} % of the server's pace (worst request); itl_token mean {:.3} ms, tpot mean {:.3} ms, itl (per chunk) mean {:.3} ms",
+        median(&ttft_extra),
+        max(&ttft_extra),
+        median(&ttfo_extra),
+        max(&ttfo_extra),
+        worst * 100.0,
+        itl_token["mean"].as_f64().unwrap(),
+        lat("tpot")["mean"].as_f64().unwrap(),
+        itl["mean"].as_f64().unwrap()
+    );
+    assert!(max(&ttft_extra) < 200_000 && max(&ttfo_extra) < 200_000);
+    assert!(worst < 0.5, "TPOT {worst}");
+}
