@@ -368,6 +368,12 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Judge only each run's steady state: the warm-up MSER-5 finds at the start and the drain
+    /// after the last send are left out. Off by default: both arms have the same warm-up and
+    /// drain, so they cancel in a like-for-like compare, and a cut found from each run's own
+    /// data adds noise and can hide a regression that shows as a slower warm-up (a cold cache).
+    #[arg(long)]
+    pub steady_state: bool,
     /// The same as --undecided fail.
     #[arg(long)]
     pub strict: bool,

@@ -328,7 +328,7 @@ fn tail(run: &RunResult, sm: Option<&ServerMetrics>, out: &mut Vec<Finding>) {
 /// The capacity row: an open loop the server cannot keep up with.
 fn capacity(run: &RunResult, out: &mut Vec<Finding>) {
     // 5. Capacity: an open loop the server cannot keep up with.
-    if let Some((offered, achieved)) = keep_up(run) {
+    if let Some((offered, achieved, within)) = keep_up(run) {
         if achieved < Limits::KEEP_UP * offered {
             let nominal = match run.scenario.load.mode {
                 LoadMode::Open { rate_rps, .. } => format!(" (the scenario's rate {rate_rps:.2})"),
@@ -338,7 +338,7 @@ fn capacity(run: &RunResult, out: &mut Vec<Finding>) {
                 area: Area::Capacity,
                 title: "throughput below the offered load".into(),
                 evidence: vec![format!(
-                    "requests completed at {achieved:.2} req/s while they arrived at {offered:.2} req/s{nominal} ({:.0} %): completions spread out longer than the arrivals, so requests queued",
+                    "requests completed at {achieved:.2} req/s while they arrived at {offered:.2} req/s{nominal} ({:.0} %){within}: completions spread out longer than the arrivals, so requests queued",
                     achieved / offered * 100.0
                 )],
                 techniques: list(&[
@@ -356,13 +356,24 @@ fn capacity(run: &RunResult, out: &mut Vec<Finding>) {
 
 /// An open loop's arrival rate as sent — (n − 1) over the span from the first to the last
 /// intended send of the measured requests — and its completion rate over the span from the
-/// first to the last successful completion (req/s). A server that keeps up completes requests
-/// as they arrive, each about one latency later, so the two spans match; the drain after the
-/// last arrival, which a whole-run window counts, is in neither. `None` for a closed loop or a
-/// run without records or with fewer than 3 successful requests.
-fn keep_up(run: &RunResult) -> Option<(f64, f64)> {
+/// first to the last successful completion (req/s), and where they were taken. A server that
+/// keeps up completes requests as they arrive, each about one latency later, so the two spans
+/// match; the drain after the last arrival, which a whole-run window counts, is in neither.
+/// Inside the run's steady state when it has one (the warm-up cut off too), else over every
+/// measured request. `None` for a closed loop or a run without records or with fewer than 3
+/// successful requests.
+fn keep_up(run: &RunResult) -> Option<(f64, f64, String)> {
     if !matches!(run.scenario.load.mode, LoadMode::Open { .. }) {
         return None;
+    }
+    if let Some(s) = run.windows.as_ref().and_then(|w| w.steady.as_ref()) {
+        if s.offered_rps > 0.0 && s.requests >= 3 {
+            let within = format!(
+                " in the steady state ({:.1}–{:.1} s, {} requests)",
+                s.start_s, s.end_s, s.requests
+            );
+            return Some((s.offered_rps, s.achieved_rps, within));
+        }
     }
     let measured: Vec<_> = run.requests.iter().filter(|r| !r.warmup).collect();
     let span = |v: &mut dyn Iterator<Item = u64>| {
@@ -378,7 +389,7 @@ fn keep_up(run: &RunResult) -> Option<(f64, f64)> {
             .filter(|r| r.outcome.is_ok())
             .map(|r| r.end_us),
     )?;
-    Some((offered, achieved))
+    Some((offered, achieved, String::new()))
 }
 
 #[cfg(test)]

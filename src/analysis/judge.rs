@@ -76,6 +76,8 @@ pub struct Judge<'a> {
     pub cfg: &'a GateConfig,
     pub allow_multi: bool,
     pub size: Size,
+    /// Judge only each run's steady state (`--steady-state`).
+    pub steady_state: bool,
 }
 
 /// The judged comparison and the arms it judged.
@@ -169,8 +171,55 @@ impl Judge<'_> {
         cand: &[RunResult],
         spend: Spend,
     ) -> Result<Comparison, BenchError> {
+        if self.steady_state {
+            return self.compare_steady(base, cand, spend);
+        }
         let mut c = compare_at(base, cand, self.allow_multi, self.cfg, spend)?;
         c.interleaved = gate::interleaved(&base.repetitions, cand);
+        Ok(c)
+    }
+
+    /// [`Self::compare`] of every run's steady state ([`crate::metrics::windows::steady_only`]).
+    fn compare_steady(
+        &self,
+        base: &Baseline,
+        cand: &[RunResult],
+        spend: Spend,
+    ) -> Result<Comparison, BenchError> {
+        use crate::metrics::windows::steady_only;
+        let cut = |runs: &[RunResult]| -> Result<Vec<RunResult>, BenchError> {
+            runs.iter()
+                .map(|r| steady_only(r).map_err(|e| BenchError::usage(format!("--steady-state: {e}; judge the whole runs instead (leave --steady-state off)"))))
+                .collect()
+        };
+        let steady_base = Baseline {
+            repetitions: cut(&base.repetitions)?,
+            ..base.clone()
+        };
+        let steady_cand = cut(cand)?;
+        let mut c = compare_at(
+            &steady_base,
+            &steady_cand,
+            self.allow_multi,
+            self.cfg,
+            spend,
+        )?;
+        c.interleaved = gate::interleaved(&steady_base.repetitions, &steady_cand);
+        let kept: u64 = steady_base
+            .repetitions
+            .iter()
+            .chain(&steady_cand)
+            .map(|r| r.summary.counts.sent)
+            .sum();
+        let all: u64 = base
+            .repetitions
+            .iter()
+            .chain(cand)
+            .map(|r| r.summary.counts.sent)
+            .sum();
+        c.notes.push(format!(
+            "--steady-state: judged each run's steady state only (MSER-5 warm-up cut, drain after the last send left out): {kept} of {all} measured requests"
+        ));
         Ok(c)
     }
 
@@ -315,6 +364,7 @@ impl Judge<'_> {
         let replay = Judge {
             cfg: self.cfg,
             allow_multi: self.allow_multi,
+            steady_state: self.steady_state,
             size: match design {
                 Some(design) => Size::Sequential {
                     design,

@@ -162,6 +162,7 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         failure: data.failure.clone(),
         summary,
         histograms: hists.encode()?,
+        windows: crate::metrics::windows::of_run(&records, first.server_metrics.as_ref(), t0),
         requests: records,
         shard: None,
         ..first

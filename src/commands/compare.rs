@@ -20,6 +20,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let judge = Judge {
         cfg: &cfg,
         allow_multi: args.allow_multi,
+        steady_state: args.steady_state,
         size: Size::from_flags(
             args.repeat,
             args.max_repeat,

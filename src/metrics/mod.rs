@@ -7,4 +7,6 @@ pub mod consistency;
 pub mod crosscheck;
 pub mod quantile;
 pub mod server;
+pub mod steady;
 pub mod summary;
+pub mod windows;

@@ -22,4 +22,5 @@ pub mod summary;
 pub mod sweep;
 pub mod text;
 pub mod trace;
+pub mod windows;
 pub mod wire;

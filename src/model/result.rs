@@ -87,6 +87,9 @@ pub struct RunResult {
     /// Set on one shard of a distributed run (`bench run --shard I/N`).
     #[serde(default)]
     pub shard: Option<Shard>,
+    /// The run in time windows, with its steady state (absent for a run that kept no records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<crate::model::windows::Windows>,
     /// The machine, how busy it was, and the engine's version (absent in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<RunEnvironment>,

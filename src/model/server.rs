@@ -47,6 +47,9 @@ pub struct ServerMetrics {
     pub waiting_deferred_peak: Option<f64>,
     pub prompt_tokens: Option<f64>,
     pub generation_tokens: Option<f64>,
+    /// Every scrape's gauges, in time order: what a run's time windows show of the server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gauges: Vec<GaugeSample>,
     /// Quantiles above that fell in a histogram bucket wider than the value itself (the first
     /// bucket, from 0, always): field name → the bucket's (lower, upper] edges in s. The field
     /// then holds the upper edge — a bound, not an estimate — and reports say "≤ upper" (or
@@ -81,4 +84,18 @@ impl Coverage {
             .filter(|r| r.required && r.found.is_none())
             .collect()
     }
+}
+
+/// The server's gauges at one scrape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GaugeSample {
+    /// When it was taken, ms since the Unix epoch.
+    pub at_ms: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<f64>,
+    /// KV-cache usage, 0–1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_usage: Option<f64>,
 }

@@ -228,6 +228,66 @@ pub fn summary(s: &Summary) -> Result<Vec<u8>, BenchError> {
     finish(w)
 }
 
+/// `windows.csv`: one row per time window (times in s from the first intended send, latencies
+/// in ms, KV usage 0–1; a blank cell has no value), then the steady state's bounds as a
+/// `steady` row (its rates in the throughput columns).
+pub fn windows(w: &crate::model::windows::Windows) -> Result<Vec<u8>, BenchError> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    out.write_record([
+        "window",
+        "start_s",
+        "end_s",
+        "sent",
+        "errors",
+        "request_rps",
+        "output_tps",
+        "in_flight",
+        "ttft_p50_ms",
+        "ttft_p95_ms",
+        "tpot_p50_ms",
+        "e2e_p50_ms",
+        "server_running",
+        "server_waiting",
+        "server_kv_usage",
+    ])
+    .map_err(row_err)?;
+    let o = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for (i, r) in w.rows.iter().enumerate() {
+        out.write_record([
+            i.to_string(),
+            format!("{:.3}", r.start_s),
+            format!("{:.3}", r.end_s),
+            r.sent.to_string(),
+            r.errors.to_string(),
+            format!("{:.3}", r.request_rps),
+            format!("{:.3}", r.output_tps),
+            format!("{:.3}", r.in_flight),
+            o(r.ttft_p50_ms),
+            o(r.ttft_p95_ms),
+            o(r.tpot_p50_ms),
+            o(r.e2e_p50_ms),
+            o(r.server_running),
+            o(r.server_waiting),
+            o(r.server_kv_usage),
+        ])
+        .map_err(row_err)?;
+    }
+    if let Some(s) = &w.steady {
+        let mut row = vec![
+            "steady".to_string(),
+            format!("{:.3}", s.start_s),
+            format!("{:.3}", s.end_s),
+            s.requests.to_string(),
+            String::new(),
+            format!("{:.3}", s.achieved_rps),
+            format!("{:.3}", s.output_tps),
+        ];
+        row.extend(std::iter::repeat_n(String::new(), 8));
+        out.write_record(&row).map_err(row_err)?;
+    }
+    finish(out)
+}
+
 /// (metric, unit, value, definition) for every single-number figure of a summary.
 pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
     let t = &s.throughput;

@@ -34,6 +34,7 @@ pub mod stack;
 pub mod sweep;
 pub mod table;
 pub mod vllm;
+pub mod windows;
 
 use crate::error::BenchError;
 use crate::model::result::RunResult;
@@ -208,7 +209,7 @@ pub fn append(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     f.write_all(bytes).map_err(err)
 }
 
-/// Writes `run.json`, `requests.csv` and `summary.csv` into `dir`. A run that kept its records
+/// Writes `run.json`, `requests.csv`, `summary.csv` and `windows.csv` into `dir`. A run that kept its records
 /// gets `requests.csv` rewritten in plan order; one that did not (over `--keep-records`) keeps
 /// the file its session streamed. `run.json` is serialized straight into its file.
 pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchError> {
@@ -221,6 +222,11 @@ pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchE
     let p = dir.join("summary.csv");
     write_atomic(&p, &csv::summary(&run.summary)?)?;
     written.push(p);
+    if let Some(w) = &run.windows {
+        let p = dir.join("windows.csv");
+        write_atomic(&p, &csv::windows(w)?)?;
+        written.push(p);
+    }
     // run.json last: its presence means the directory is whole.
     let p = dir.join("run.json");
     write_atomic_with(&p, |w| {

@@ -26,6 +26,9 @@ pub fn render(run: &RunResult) -> String {
     }
     counts(&mut o, run);
     figures(&mut o, run);
+    if let Some(w) = &run.windows {
+        super::windows::render_into(&mut o, w);
+    }
     latency(&mut o, s);
 
     o

@@ -175,6 +175,8 @@ impl Session {
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
         summary.counts.connections = Some(sender.connections_opened());
         summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
+        let windows =
+            crate::metrics::windows::of_run(&data.records, server_metrics.as_ref(), started_at);
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),
@@ -202,6 +204,7 @@ impl Session {
             requests: data.records,
             requests_omitted: data.omitted,
             shard: spec.shard,
+            windows,
             environment: Some(env),
         })
     }

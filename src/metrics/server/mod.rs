@@ -22,7 +22,7 @@ pub mod names;
 pub mod promtext;
 
 use crate::engine::client::target::public;
-use crate::model::server::{Coverage, CoverageRow, ServerMetrics};
+use crate::model::server::{Coverage, CoverageRow, GaugeSample, ServerMetrics};
 use names::Names;
 use promtext::Scrape;
 use std::time::Duration;
@@ -237,6 +237,8 @@ pub struct Collector {
     http: Option<reqwest::Client>,
     interval: Duration,
     scrapes: Vec<Scrape>,
+    /// When each scrape was taken, ms since the Unix epoch.
+    taken_ms: Vec<i64>,
     /// When the first and the last successful scrape were taken.
     first_at: Option<std::time::Instant>,
     last_at: Option<std::time::Instant>,
@@ -250,6 +252,7 @@ impl Collector {
             http: None,
             interval,
             scrapes: Vec::new(),
+            taken_ms: Vec::new(),
             first_at: None,
             last_at: None,
             last_err: None,
@@ -269,6 +272,7 @@ impl Collector {
                 let now = std::time::Instant::now();
                 self.first_at.get_or_insert(now);
                 self.last_at = Some(now);
+                self.taken_ms.push(chrono::Utc::now().timestamp_millis());
                 self.scrapes.push(s)
             }
             Err(e) => self.last_err = Some(e),
@@ -288,6 +292,7 @@ impl Collector {
             .zip(self.last_at)
             .map(|(a, b)| (b - a).as_secs_f64());
         let mut m = summarize(&public(&self.url), &self.scrapes, span_s);
+        m.gauges = gauges(&self.scrapes, &self.taken_ms);
         if self.scrapes.is_empty() {
             m.warning = Some(format!(
                 "metrics endpoint unavailable: {}",
@@ -296,6 +301,26 @@ impl Collector {
         }
         m
     }
+}
+
+/// Each scrape's running, waiting and KV-usage gauges, under the names its engine uses.
+fn gauges(scrapes: &[Scrape], taken_ms: &[i64]) -> Vec<GaugeSample> {
+    let Some(n) = scrapes
+        .last()
+        .and_then(|s| names::detect(s.families.keys()))
+    else {
+        return Vec::new();
+    };
+    scrapes
+        .iter()
+        .zip(taken_ms)
+        .map(|(s, at)| GaugeSample {
+            at_ms: *at,
+            running: value(s, n.running),
+            waiting: value(s, n.waiting),
+            kv_usage: value(s, n.kv_usage),
+        })
+        .collect()
 }
 
 /// Which mapped families `s` serves, for the engine its family names show (`None`: no
