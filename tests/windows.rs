@@ -103,3 +103,50 @@ fn compare_steady_state_judges_the_steady_part_and_says_so() {
         "{notes}"
     );
 }
+
+#[test]
+fn a_sweep_stops_at_the_first_over_saturated_rate_and_names_the_last_sustainable_one() {
+    // One sequence at a time on a fast device: the server serves about 200 req/s.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sat.toml");
+    std::fs::write(
+        &p,
+        "name = \"sat\"\nseed = 3\n[workload]\ntype = \"synthetic\"\ninput_tokens = 16\noutput_tokens = 16\n[load]\nrate = 10.0\nrequests = 150\n[server_metrics]\nenabled = false\n[sim]\nmax_num_seqs = 1\nbandwidth_gbs = 30000\ntflops = 12100\nstep_overhead_ms = 0.2\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o");
+    let o = bench()
+        .args([
+            "sweep",
+            p.to_str().unwrap(),
+            "--rates",
+            "50,100,800,1600",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3, "stopped at 800, never ran 1600: {s}");
+    assert_eq!(points[2]["saturation"]["over"], true, "{}", points[2]);
+    assert_eq!(points[1]["saturation"]["over"], false, "{}", points[1]);
+    assert_eq!(s["last_sustainable_rps"], 100.0);
+    assert!(s["stopped_early"]
+        .as_str()
+        .unwrap()
+        .contains("over-saturated at rate=800"));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("last sustainable rate: 100.000 req/s"),
+        "{text}"
+    );
+}

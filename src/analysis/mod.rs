@@ -7,6 +7,7 @@ pub mod diagnose;
 pub mod interleave;
 pub mod judge;
 pub mod merge;
+pub mod saturation;
 pub mod selftest;
 pub mod stack;
 pub mod sweep;

@@ -13,8 +13,11 @@
 //!   measured to fail: the max-throughput rate tried as an open loop, doubled while it passes
 //!   (3 times at most; past that the passing rate is reported as a lower bound).
 //!
-//! A series stops early when the server is clearly saturated: achieved throughput rose less
-//! than 5 % from the previous point while TTFT p50 grew by more than 50 %.
+//! A series stops climbing at the first point that over-saturated its server — served below
+//! offered load while TTFT kept rising inside the point (`analysis::saturation`) — and the
+//! sweep reports the last tested rate that did not (`last_sustainable_rps`); or when two
+//! points show the server saturated: achieved throughput rose less than 5 % from the previous
+//! point while TTFT p50 grew by more than 50 %.
 
 use crate::cli::SweepArgs;
 use crate::config::run::RunSpec;
@@ -147,6 +150,7 @@ pub fn point(
         sent: s.counts.sent,
         peak_concurrency: s.throughput.peak_concurrency,
         run_dir: dir.display().to_string(),
+        saturation: offered.and_then(|_| super::saturation::test(r)),
     }
 }
 
@@ -189,17 +193,42 @@ fn passes(p: &Point, attainment: f64) -> bool {
     p.slo_attainment.is_some_and(|a| a >= attainment)
 }
 
-/// Adds a point; true when the series should stop (saturated).
+/// Adds a point; true when the series should stop: the point over-saturated its server
+/// (`analysis::saturation`), or — between two points — throughput stopped rising while TTFT
+/// grew.
 fn push(sweep: &mut Sweep, p: Point, early_stop: bool) -> bool {
-    let stop = early_stop && sweep.points.last().is_some_and(|prev| saturated(prev, &p));
+    let over = p
+        .saturation
+        .as_ref()
+        .filter(|s| s.over)
+        .map(|s| s.evidence());
+    let flat = sweep.points.last().is_some_and(|prev| saturated(prev, &p));
     let load = p.load.clone();
-    sweep.points.push(p);
-    if stop {
-        sweep.stopped_early = Some(format!(
-            "saturated at {load}: throughput rose < 5 % while TTFT p50 grew > 50 %"
-        ));
+    if over.is_some() && sweep.last_sustainable_rps.is_none() {
+        sweep.last_sustainable_rps = Some(last_sustainable(&sweep.points));
     }
-    stop
+    sweep.points.push(p);
+    let why = match (over, flat) {
+        (Some(evidence), _) => format!("over-saturated at {load}: {evidence}"),
+        (None, true) => {
+            format!("saturated at {load}: throughput rose < 5 % while TTFT p50 grew > 50 %")
+        }
+        (None, false) => return false,
+    };
+    if early_stop {
+        sweep.stopped_early = Some(why);
+    }
+    early_stop
+}
+
+/// The highest open-loop rate among `points` that was tested and not over-saturated (0 when
+/// none was).
+fn last_sustainable(points: &[Point]) -> f64 {
+    points
+        .iter()
+        .filter(|p| p.saturation.as_ref().is_some_and(|s| !s.over))
+        .filter_map(|p| p.offered_rps)
+        .fold(0.0, f64::max)
 }
 
 /// Runs the sweep of `spec` (read once; each point is `spec` at its load) into `out`.
@@ -217,6 +246,7 @@ pub async fn sweep(plan: &SweepPlan, spec: RunSpec, out: &Path) -> Result<Sweep,
         max_rate_rps: None,
         max_rate_bracket: None,
         max_rate_note: None,
+        last_sustainable_rps: None,
     };
     for load in &plan.series {
         let p = run.at(*load).await?;

@@ -25,6 +25,10 @@ pub struct Point {
     pub sent: u64,
     pub peak_concurrency: u64,
     pub run_dir: String,
+    /// The over-saturation test of an open-loop point (absent for a closed loop, or a run too
+    /// short for a steady state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<Saturation>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -40,4 +44,32 @@ pub struct Sweep {
     /// When no tested rate failed: the max rate is a lower bound, and says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rate_note: Option<String>,
+    /// The highest tested rate whose point was not over-saturated, once one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_sustainable_rps: Option<f64>,
+}
+
+/// What the test saw at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Saturation {
+    pub over: bool,
+    /// Offered and served load in the steady state (req/s).
+    pub offered_rps: f64,
+    pub served_rps: f64,
+    /// TTFT's growth per second of the run, ms/s, and the lower bound of its 99 % interval.
+    pub ttft_slope_ms_per_s: f64,
+    pub ttft_slope_lower: f64,
+}
+
+impl Saturation {
+    pub fn evidence(&self) -> String {
+        format!(
+            "served {:.2} of {:.2} req/s offered ({:.0} %), TTFT rising {:.1} ms per s (99 % lower bound {:.1})",
+            self.served_rps,
+            self.offered_rps,
+            self.served_rps / self.offered_rps * 100.0,
+            self.ttft_slope_ms_per_s,
+            self.ttft_slope_lower
+        )
+    }
 }

@@ -25,6 +25,9 @@ pub fn csv(s: &Sweep) -> Result<Vec<u8>, BenchError> {
         "sent",
         "peak_concurrency",
         "run_dir",
+        "over_saturated",
+        "served_rps_steady",
+        "ttft_slope_ms_per_s",
     ])
     .map_err(fail)?;
     let o = |v: Option<f64>| v.map(|x| format!("{x:.4}")).unwrap_or_default();
@@ -47,6 +50,12 @@ pub fn csv(s: &Sweep) -> Result<Vec<u8>, BenchError> {
             p.sent.to_string(),
             p.peak_concurrency.to_string(),
             super::csv::escape(&p.run_dir),
+            p.saturation
+                .as_ref()
+                .map(|x| x.over.to_string())
+                .unwrap_or_default(),
+            o(p.saturation.as_ref().map(|x| x.served_rps)),
+            o(p.saturation.as_ref().map(|x| x.ttft_slope_ms_per_s)),
         ])
         .map_err(fail)?;
     }
@@ -90,6 +99,12 @@ pub fn render(s: &Sweep, attainment: f64) -> String {
     }
     if let Some(w) = &s.stopped_early {
         let _ = writeln!(o, "\n  stopped early: {w}");
+    }
+    if let Some(r) = s.last_sustainable_rps {
+        let _ = match r > 0.0 {
+            true => writeln!(o, "  last sustainable rate: {r:.3} req/s (the highest tested rate the server kept up with: served ≥ 95 % of offered, TTFT not rising)"),
+            false => writeln!(o, "  last sustainable rate: none of the tested rates (the first one already over-saturated the server)"),
+        };
     }
     if let (Some(note), Some(m)) = (&s.max_rate_note, s.max_rate_rps) {
         let _ = writeln!(
