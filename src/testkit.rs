@@ -107,6 +107,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         requests: data.records,
         requests_omitted: 0,
         shard: None,
+        windows: None,
         environment: None,
     }
 }

@@ -284,6 +284,82 @@ pub struct LoadSpec {
     pub duration_s: Option<f64>,
     /// Requests (conversation: whole sessions) sent first and excluded from every metric.
     pub warmup: u64,
+    /// A ramp from a lower load up to the target (`[load] ramp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<Ramp>,
+}
+
+/// A load ramp: from `from` (requests/s for an open loop, concurrent requests for a closed
+/// one) to the scenario's `rate` / `concurrency` over `over_s` seconds, then held.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ramp {
+    pub from: f64,
+    pub over_s: f64,
+    #[serde(default)]
+    pub shape: RampShape,
+}
+
+/// How a ramp climbs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RampShape {
+    /// By equal steps: level(t) = from + (to − from)·t / over.
+    #[default]
+    Linear,
+    /// By equal factors: level(t) = from·(to / from)^(t / over).
+    Exponential,
+}
+
+impl Ramp {
+    /// The level at `t` seconds, climbing to `to`.
+    pub fn level(&self, t: f64, to: f64) -> f64 {
+        let x = (t / self.over_s).clamp(0.0, 1.0);
+        match self.shape {
+            RampShape::Linear => self.from + (to - self.from) * x,
+            RampShape::Exponential => self.from * (to / self.from).powf(x),
+        }
+    }
+
+    /// When the level first reaches `level` (≤ `to`), s: the inverse of [`Self::level`].
+    pub fn reaches(&self, level: f64, to: f64) -> f64 {
+        if level <= self.from || to <= self.from {
+            return 0.0;
+        }
+        let x = match self.shape {
+            RampShape::Linear => (level - self.from) / (to - self.from),
+            RampShape::Exponential => (level / self.from).ln() / (to / self.from).ln(),
+        };
+        x.clamp(0.0, 1.0) * self.over_s
+    }
+
+    /// The arrival time of the `u`-th unit of work (the integral of the rate from 0 to t
+    /// equal to `u`), for a rate ramping to `to` and held there.
+    pub fn time_of(&self, u: f64, to: f64) -> f64 {
+        let (r0, d) = (self.from, self.over_s);
+        let whole = match self.shape {
+            RampShape::Linear => (r0 + to) / 2.0 * d,
+            RampShape::Exponential if (to - r0).abs() < 1e-12 => r0 * d,
+            RampShape::Exponential => (to - r0) * d / (to / r0).ln(),
+        };
+        if u >= whole {
+            return d + (u - whole) / to;
+        }
+        match self.shape {
+            RampShape::Linear => {
+                let a = (to - r0) / (2.0 * d);
+                if a.abs() < 1e-12 {
+                    u / r0
+                } else {
+                    (-r0 + (r0 * r0 + 4.0 * a * u).max(0.0).sqrt()) / (2.0 * a)
+                }
+            }
+            RampShape::Exponential if (to - r0).abs() < 1e-12 => u / r0,
+            RampShape::Exponential => {
+                let k = (to / r0).ln();
+                d * (1.0 + u * k / (r0 * d)).ln() / k
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -148,14 +148,14 @@ pub fn render(plan: &Plan) -> String {
     };
     let _ = writeln!(o, "plan for {who}: {count}; {warmup}");
     match &plan.release {
-        Release::Closed { workers } if sessions => {
+        Release::Closed { workers, .. } if sessions => {
             let _ = writeln!(
                 o,
                 "  closed loop: {workers} user{}, each starting its next session when its last one ends",
                 if *workers == 1 { "" } else { "s" }
             );
         }
-        Release::Closed { workers } => {
+        Release::Closed { workers, .. } => {
             let _ = writeln!(
                 o,
                 "  closed loop: {workers} worker{}, each sending its next request when its last one ends; a request's intended time is when a worker takes it",

@@ -119,6 +119,13 @@ fn sweep() -> Sweep {
         sent: 100,
         peak_concurrency: 7,
         run_dir: "results/sweep/01".into(),
+        saturation: Some(crate::model::sweep::Saturation {
+            over: ttft > 100.0,
+            offered_rps: rps,
+            served_rps: if ttft > 100.0 { rps * 0.6 } else { rps * 0.98 },
+            ttft_slope_ms_per_s: if ttft > 100.0 { 41.0 } else { 0.2 },
+            ttft_slope_lower: if ttft > 100.0 { 35.0 } else { -0.4 },
+        }),
     };
     Sweep {
         scenario: "golden".into(),
@@ -127,10 +134,11 @@ fn sweep() -> Sweep {
             point("rate=4.000", 4.0, 31.0, 0.97),
             point("rate=8.000", 8.0, 410.0, 0.2),
         ],
-        stopped_early: Some("saturated at rate=8.000".into()),
+        stopped_early: Some("over-saturated at rate=8.000: served 4.80 of 8.00 req/s offered (60 %), TTFT rising 41.0 ms per s (99 % lower bound 35.0)".into()),
         max_rate_rps: Some(4.0),
         max_rate_bracket: Some((4.0, 8.0)),
         max_rate_note: None,
+        last_sustainable_rps: Some(4.0),
     }
 }
 

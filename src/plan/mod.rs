@@ -38,8 +38,12 @@ pub enum Release {
         /// This shard's cap on requests in flight (its share of `max_concurrency`).
         max_concurrency: Option<u32>,
     },
-    /// Closed loop: this shard's workers, each sending its next request when the last ends.
-    Closed { workers: u32 },
+    /// Closed loop: this shard's workers, each sending its next request when the last ends;
+    /// with a ramp, worker i (from 1) starts when the ramp's concurrency reaches i.
+    Closed {
+        workers: u32,
+        ramp: Option<crate::model::scenario::Ramp>,
+    },
 }
 
 /// What the runner releases at one planned time (or one closed-loop pick-up).
@@ -81,7 +85,7 @@ impl Plan {
                         trace_offsets(t, *time_scale, total, s.load.duration_s)
                     }
                     _ => schedule::arrival_offsets(
-                        schedule::Law::new(*rate_rps, *arrival, *burstiness),
+                        schedule::Law::new(*rate_rps, *arrival, *burstiness).ramped(s.load.ramp),
                         total,
                         s.load.duration_s,
                         s.seed,
@@ -106,6 +110,7 @@ impl Plan {
             }
             LoadMode::Closed { concurrency } => Release::Closed {
                 workers: share(*concurrency, shard).max(1),
+                ramp: s.load.ramp,
             },
         };
         Ok(Plan {
@@ -240,7 +245,7 @@ mod tests {
     fn closed_loops_split_workers_and_count_requests() {
         let s = scenario("concurrency = 5\nrequests = 10");
         let p = Plan::new(&s, Some(Shard { index: 1, count: 2 })).unwrap();
-        assert!(matches!(p.release, Release::Closed { workers: 2 }));
+        assert!(matches!(p.release, Release::Closed { workers: 2, .. }));
         assert_eq!(p.planned(), Some(5));
         assert_eq!(p.index(2), 5);
         let unbounded = Plan::new(&scenario("concurrency = 2\nduration = \"5s\""), None).unwrap();

@@ -5,8 +5,13 @@
 //! constant (1/rate), exponential with mean 1/rate (Poisson process), or gamma with shape
 //! `burstiness` and scale 1/(rate·burstiness), as vLLM's `bench serve` defines burstiness (the
 //! mean gap stays 1/rate; shape 1 is Poisson).
+//!
+//! A ramp (`[load] ramp`) bends the same draws in time: the arrivals are drawn at the target
+//! rate r, and the one due at t there is sent when the ramped rate's integral reaches r·t
+//! ([`Ramp::time_of`], the time change that turns a rate-1 process into one of rate λ(t);
+//! for Poisson arrivals the result is the non-homogeneous Poisson process of rate λ(t)).
 
-use crate::model::scenario::Arrival;
+use crate::model::scenario::{Arrival, Ramp};
 use crate::model::text::stream_rng;
 use rand_distr::{Distribution, Exp, Gamma};
 use std::time::Duration;
@@ -22,6 +27,8 @@ pub struct Law {
     pub rate_rps: f64,
     pub arrival: Arrival,
     pub burstiness: f64,
+    /// Climbing to `rate_rps` first.
+    pub ramp: Option<Ramp>,
 }
 
 impl Law {
@@ -30,7 +37,13 @@ impl Law {
             rate_rps,
             arrival,
             burstiness,
+            ramp: None,
         }
+    }
+
+    /// The same law reached through `ramp`.
+    pub fn ramped(self, ramp: Option<Ramp>) -> Law {
+        Law { ramp, ..self }
     }
 }
 
@@ -46,7 +59,10 @@ pub fn arrival_offsets(
         rate_rps,
         arrival,
         burstiness,
+        ramp,
     } = law;
+    // When the arrival drawn at `t` (at the target rate) is sent.
+    let at = |t: f64| ramp.map_or(t, |r| r.time_of(t * rate_rps, rate_rps));
     let limit = match (count, duration_s) {
         (Some(c), _) => c,
         (None, Some(d)) => (rate_rps * d * 1.5 + 100.0).min(u64::MAX as f64) as u64,
@@ -67,11 +83,11 @@ pub fn arrival_offsets(
     let mut t = 0.0f64;
     while (out.len() as u64) < limit {
         if let Some(d) = duration_s {
-            if t >= d {
+            if at(t) >= d {
                 break;
             }
         }
-        out.push(Duration::from_secs_f64(t));
+        out.push(Duration::from_secs_f64(at(t)));
         t += match arrival {
             // A trace's times come from the trace itself (`Plan::new`), never from here.
             Arrival::Constant | Arrival::Trace => mean_gap,
@@ -88,6 +104,43 @@ mod tests {
 
     fn mean_rate(o: &[Duration]) -> f64 {
         (o.len() - 1) as f64 / o.last().unwrap().as_secs_f64()
+    }
+
+    #[test]
+    fn a_ramp_climbs_to_the_rate_and_holds_it() {
+        use crate::model::scenario::RampShape;
+        for shape in [RampShape::Linear, RampShape::Exponential] {
+            let ramp = Ramp {
+                from: 2.0,
+                over_s: 20.0,
+                shape,
+            };
+            let law = Law::new(20.0, Arrival::Constant, 1.0).ramped(Some(ramp));
+            let o = arrival_offsets(law, None, Some(60.0), 1).unwrap();
+            let secs: Vec<f64> = o.iter().map(|d| d.as_secs_f64()).collect();
+            let count = |a: f64, b: f64| secs.iter().filter(|t| (a..b).contains(*t)).count() as f64;
+            // The arrivals over the ramp are its rate's integral; after it, the rate itself.
+            let want = match shape {
+                RampShape::Linear => 11.0 * 20.0,
+                RampShape::Exponential => 18.0 * 20.0 / 10f64.ln(),
+            };
+            assert!(
+                (count(0.0, 20.0) - want).abs() <= 1.0,
+                "{shape:?}: {}",
+                count(0.0, 20.0)
+            );
+            assert!((count(20.0, 60.0) - 800.0).abs() <= 1.0, "{shape:?}");
+            // The first gaps are at the start rate, the last at the target.
+            assert!(
+                (secs[1] - secs[0] - 0.5).abs() < 0.05,
+                "{shape:?}: {}",
+                secs[1] - secs[0]
+            );
+            let n = secs.len();
+            assert!((secs[n - 1] - secs[n - 2] - 0.05).abs() < 1e-6);
+            assert!((ramp.level(10.0, 20.0) - ramp.level(0.0, 20.0)) > 0.0);
+            assert!((ramp.time_of(ramp.reaches(5.0, 20.0), 20.0) >= 0.0));
+        }
     }
 
     #[test]

@@ -111,6 +111,10 @@ pub(super) fn load(
     if let Some(w) = &l.warmup {
         check_warmup(*w.get_ref()).map_err(|m| ctx.at(w.span(), "load.warmup", m))?;
     }
+    let ramp = match &l.ramp {
+        None => None,
+        Some(r) => Some(ramp(ctx, r, &mode)?),
+    };
     let requests = l.requests.map(Spanned::into_inner);
     if requests.is_none() && duration_s.is_none() {
         return Err(ctx.at(
@@ -124,6 +128,50 @@ pub(super) fn load(
         requests,
         duration_s,
         warmup: l.warmup.map_or(0, Spanned::into_inner),
+        ramp,
+    })
+}
+
+/// `[load] ramp`: from a positive start (a rate, or a whole concurrency) below the target,
+/// over a positive duration.
+fn ramp(
+    ctx: &Ctx,
+    r: &Spanned<super::raw::RawRamp>,
+    mode: &LoadMode,
+) -> Result<Ramp, ScenarioError> {
+    let raw = r.get_ref();
+    let bad = |m: String| ctx.at(r.span(), "load.ramp", m);
+    let over_s = parse_duration(&raw.over).map_err(|m| bad(format!("`over`: {m}")))?;
+    if over_s <= 0.0 {
+        return Err(bad(
+            "`over` must be a positive duration, e.g. \"30s\"".into()
+        ));
+    }
+    let (to, unit) = match mode {
+        LoadMode::Open { rate_rps, .. } => (*rate_rps, "requests/s (the ramp's start rate)"),
+        LoadMode::Closed { concurrency } => {
+            if raw.from.fract() != 0.0 {
+                return Err(bad(format!(
+                    "`from` is a concurrency here, a whole number (got {})",
+                    raw.from
+                )));
+            }
+            (
+                *concurrency as f64,
+                "concurrent requests (the ramp's start concurrency)",
+            )
+        }
+    };
+    if !(raw.from.is_finite() && raw.from > 0.0 && raw.from < to) {
+        return Err(bad(format!(
+            "`from` must be above 0 and below the target {to} ({unit}; got {})",
+            raw.from
+        )));
+    }
+    Ok(Ramp {
+        from: raw.from,
+        over_s,
+        shape: raw.shape.unwrap_or_default(),
     })
 }
 
@@ -144,6 +192,7 @@ fn trace_load(
             ("concurrency", l.concurrency.as_ref().map(|s| s.span())),
             ("arrival", l.arrival.as_ref().map(|s| s.span())),
             ("burstiness", l.burstiness.as_ref().map(|s| s.span())),
+            ("ramp", l.ramp.as_ref().map(|s| s.span())),
         ],
         "is not used with a trace workload: the trace's timestamps are the schedule (scale them with workload.time_scale)",
     )?;
@@ -210,5 +259,6 @@ fn trace_load(
         requests: Some(requests),
         duration_s,
         warmup,
+        ramp: None,
     })
 }

@@ -101,6 +101,16 @@ pub struct RawLoad {
     pub sessions: Option<Spanned<u64>>,
     pub duration: Option<Spanned<String>>,
     pub warmup: Option<Spanned<u64>>,
+    pub ramp: Option<Spanned<RawRamp>>,
+}
+
+/// `[load] ramp = { from = 1, over = "30s", shape = "linear" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRamp {
+    pub from: f64,
+    pub over: String,
+    pub shape: Option<crate::model::scenario::RampShape>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -316,7 +316,7 @@ pub async fn run<S: Sender>(
             *max_concurrency,
             shared.clone(),
         )?],
-        Release::Closed { workers } => release_closed(plan, *workers, &shared),
+        Release::Closed { workers, ramp } => release_closed(plan, *workers, *ramp, &shared),
     };
     let abort = shared.abort.clone();
     // Only the tasks hold senders now; the channel closes when the last one finishes.
@@ -421,14 +421,24 @@ fn release_open<S: Sender>(
 fn release_closed<S: Sender>(
     plan: &Plan,
     workers: u32,
+    ramp: Option<crate::model::scenario::Ramp>,
     shared: &Arc<Shared<S>>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let deadline = plan.duration.map(|d| shared.run_start + d);
     let next = Arc::new(AtomicU64::new(0));
-    (0..workers.max(1))
-        .map(|_| {
+    let workers = workers.max(1);
+    (0..workers)
+        .map(|i| {
             let (shared, next, plan) = (shared.clone(), next.clone(), plan.clone());
+            // With a ramp, worker i + 1 joins when the ramp's concurrency reaches i + 1.
+            let start = ramp.map_or(0.0, |r| r.reaches((i + 1) as f64, workers as f64));
             tokio::spawn(async move {
+                if start > 0.0 {
+                    tokio::select! {
+                        _ = shared.stop.cancelled() => return,
+                        _ = sleep_until(shared.run_start + Duration::from_secs_f64(start)) => {}
+                    }
+                }
                 loop {
                     if shared.stop.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d) {
                         break;
