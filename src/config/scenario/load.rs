@@ -95,12 +95,7 @@ pub(super) fn load(
             }
         }
     };
-    let duration_s = match &l.duration {
-        None => None,
-        Some(d) => {
-            Some(parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m))?)
-        }
-    };
+    let duration_s = duration(ctx, &l.duration)?;
     if let Some(r) = &l.requests {
         let field = format!("load.{unit}");
         if *r.get_ref() == 0 {
@@ -130,6 +125,13 @@ pub(super) fn load(
         warmup: l.warmup.map_or(0, Spanned::into_inner),
         ramp,
     })
+}
+
+/// `[load] duration`, in seconds.
+fn duration(ctx: &Ctx, d: &Option<Spanned<String>>) -> Result<Option<f64>, ScenarioError> {
+    d.as_ref()
+        .map(|d| parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m)))
+        .transpose()
 }
 
 /// `[load] ramp`: from a positive start (a rate, or a whole concurrency) below the target,
@@ -233,12 +235,7 @@ fn trace_load(
             n
         }
     };
-    let duration_s = match &l.duration {
-        None => None,
-        Some(d) => {
-            Some(parse_duration(d.get_ref()).map_err(|m| ctx.at(d.span(), "load.duration", m))?)
-        }
-    };
+    let duration_s = duration(ctx, &l.duration)?;
     let (first, last) = (
         t.unit_start_ms(0),
         t.unit_start_ms((requests + warmup - 1) as usize),

@@ -109,6 +109,41 @@ fn cross_field_rules() {
 }
 
 #[test]
+fn a_ramp_is_checked_and_is_part_of_the_traffic() {
+    let ramped = GOOD.replace(
+        "requests = 10",
+        "requests = 10\nramp = { from = 1, over = \"10s\", shape = \"exponential\" }",
+    );
+    let s = parse(&ramped, Path::new("x.toml")).unwrap();
+    assert_eq!(
+        s.load.ramp,
+        Some(Ramp {
+            from: 1.0,
+            over_s: 10.0,
+            shape: RampShape::Exponential
+        })
+    );
+    let plain = parse(GOOD, Path::new("x.toml")).unwrap();
+    assert_ne!(s.traffic_hash(), plain.traffic_hash());
+    let e = err(&GOOD.replace(
+        "requests = 10",
+        "requests = 10\nramp = { from = 9, over = \"10s\" }",
+    ));
+    assert!(
+        e.contains("x.toml:15:8") && e.contains("load.ramp") && e.contains("below the target 5"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace(
+        "requests = 10",
+        "requests = 10\nramp = { from = 1, over = \"soon\" }",
+    ));
+    assert!(e.contains("load.ramp") && e.contains("`over`"), "{e}");
+    let closed = "name = \"c\"\n[workload]\ntype = \"synthetic\"\ninput_tokens = 4\noutput_tokens = 4\n[load]\nconcurrency = 8\nrequests = 9\nramp = { from = 1.5, over = \"5s\" }\n";
+    let e = err(closed);
+    assert!(e.contains("load.ramp") && e.contains("whole number"), "{e}");
+}
+
+#[test]
 fn sim_table_is_checked_at_load_and_kept_out_of_the_hash() {
     let with = format!("{GOOD}\n[sim]\nprofile = \"h100-8b\"\nquant = \"int8\"\nspec = 3\n");
     let s = parse(&with, Path::new("x.toml")).unwrap();
