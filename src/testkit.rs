@@ -4,7 +4,6 @@
 
 use crate::engine::runner::RunData;
 use crate::metrics::summary::summarize;
-use crate::model::hist::new_histogram;
 use crate::model::record::{Outcome, RequestRecord};
 use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::model::scenario::Scenario;

@@ -192,60 +192,6 @@ fn steady(measured: &[&RequestRecord], t0: u64) -> Result<SteadyState, String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testkit::record;
-
-    /// `n` requests every 100 ms, each `e2e(i)` ms long, 10 output tokens.
-    fn run(n: u64, e2e: impl Fn(u64) -> u64) -> Vec<RequestRecord> {
-        (0..n)
-            .map(|i| RequestRecord {
-                intended_us: i * 100_000,
-                sent_us: i * 100_000,
-                end_us: i * 100_000 + e2e(i) * 1000,
-                ttft_us: Some(e2e(i) * 500),
-                e2e_us: Some(e2e(i) * 1000),
-                output_tokens: 10,
-                ..record(i, Outcome::Ok)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn windows_count_what_was_sent_completed_and_in_flight() {
-        // 100 requests over 10 s, each 200 ms: 2 in flight, 10 req/s, 100 tok/s.
-        let w = compute(&run(100, |_| 200), 2.0, &[]).unwrap();
-        assert_eq!(w.rows.len(), 6, "10.1 s of run in 2 s windows");
-        let mid = &w.rows[2];
-        assert_eq!((mid.sent, mid.errors), (20, 0));
-        assert!((mid.request_rps - 10.0).abs() < 1e-9 && (mid.output_tps - 100.0).abs() < 1e-9);
-        assert!((mid.in_flight - 2.0).abs() < 1e-9, "{}", mid.in_flight);
-        assert_eq!(mid.e2e_p50_ms, Some(200.0));
-        assert_eq!(w.rows.iter().map(|r| r.sent).sum::<u64>(), 100);
-    }
-
-    #[test]
-    fn a_cold_start_is_cut_and_the_drain_left_out() {
-        // The first 30 requests are slow (a cold cache), the rest 200 ms.
-        let w = compute(
-            &run(300, |i| if i < 30 { 1000 - i * 25 } else { 200 }),
-            10.0,
-            &[],
-        )
-        .unwrap();
-        let s = w.steady.unwrap();
-        assert!((20..=45).contains(&s.warmup_requests), "{s:?}");
-        assert!((s.end_s - 29.9).abs() < 1e-9, "ends at the last send");
-        assert!(
-            (s.offered_rps - 10.0).abs() < 0.2 && (s.achieved_rps - 10.0).abs() < 0.3,
-            "{s:?}"
-        );
-        let short = compute(&run(20, |_| 200), 10.0, &[]).unwrap();
-        assert!(short.steady.is_none() && short.steady_missing.unwrap().contains("MSER-5"));
-    }
-}
-
 /// The part of a stored run inside its steady state, as a run of its own: the measured
 /// requests whose intended send falls in it, summarized again (the histograms from them;
 /// the run's per-gap ITL is left out, which no gate judges). What `bench compare
@@ -298,4 +244,58 @@ pub fn steady_only(
         requests: kept,
         ..run.clone()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::record;
+
+    /// `n` requests every 100 ms, each `e2e(i)` ms long, 10 output tokens.
+    fn run(n: u64, e2e: impl Fn(u64) -> u64) -> Vec<RequestRecord> {
+        (0..n)
+            .map(|i| RequestRecord {
+                intended_us: i * 100_000,
+                sent_us: i * 100_000,
+                end_us: i * 100_000 + e2e(i) * 1000,
+                ttft_us: Some(e2e(i) * 500),
+                e2e_us: Some(e2e(i) * 1000),
+                output_tokens: 10,
+                ..record(i, Outcome::Ok)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn windows_count_what_was_sent_completed_and_in_flight() {
+        // 100 requests over 10 s, each 200 ms: 2 in flight, 10 req/s, 100 tok/s.
+        let w = compute(&run(100, |_| 200), 2.0, &[]).unwrap();
+        assert_eq!(w.rows.len(), 6, "10.1 s of run in 2 s windows");
+        let mid = &w.rows[2];
+        assert_eq!((mid.sent, mid.errors), (20, 0));
+        assert!((mid.request_rps - 10.0).abs() < 1e-9 && (mid.output_tps - 100.0).abs() < 1e-9);
+        assert!((mid.in_flight - 2.0).abs() < 1e-9, "{}", mid.in_flight);
+        assert_eq!(mid.e2e_p50_ms, Some(200.0));
+        assert_eq!(w.rows.iter().map(|r| r.sent).sum::<u64>(), 100);
+    }
+
+    #[test]
+    fn a_cold_start_is_cut_and_the_drain_left_out() {
+        // The first 30 requests are slow (a cold cache), the rest 200 ms.
+        let w = compute(
+            &run(300, |i| if i < 30 { 1000 - i * 25 } else { 200 }),
+            10.0,
+            &[],
+        )
+        .unwrap();
+        let s = w.steady.unwrap();
+        assert!((20..=45).contains(&s.warmup_requests), "{s:?}");
+        assert!((s.end_s - 29.9).abs() < 1e-9, "ends at the last send");
+        assert!(
+            (s.offered_rps - 10.0).abs() < 0.2 && (s.achieved_rps - 10.0).abs() < 0.3,
+            "{s:?}"
+        );
+        let short = compute(&run(20, |_| 200), 10.0, &[]).unwrap();
+        assert!(short.steady.is_none() && short.steady_missing.unwrap().contains("MSER-5"));
+    }
 }

@@ -81,8 +81,8 @@ impl ChunkCount {
         self.per_chunk.add(k, 1);
         if let Some(g) = gap_us {
             self.carried_us = self.carried_us.saturating_add(g);
-            if k > 0 {
-                self.itl_token_us.push_n(self.carried_us / k, k);
+            if let Some(each) = self.carried_us.checked_div(k) {
+                self.itl_token_us.push_n(each, k);
                 self.carried_us = 0;
             }
         }
