@@ -37,6 +37,9 @@ for api in chat completions; do
   # (a third or fourth when a request races its worker's connection back to the pool). When
   # bench stopped reading at [DONE] a request whose body end came later lost its connection.
   check "vllm $api: connections kept for the next request (≤ 4 for 7 requests)" "[ \"\$(json $work/$api/run.json \"d['summary']['counts']['connections']\")\" -le 4 ]"
+  # vLLM serves usage on every chunk when asked (continuous_usage_stats): each chunk's tokens
+  # are known, none estimated.
+  check "vllm $api: usage read on every chunk (no chunk's tokens estimated)" "python3 -c \"import json; d=json.load(open('$work/$api/run.json')); c=d['summary']['tokens'].get('chunks'); assert c is None or c['requests_estimated'] == 0, c\""
 done
 first=$(curl -sN --max-time 120 "$url/chat/completions" -H 'Content-Type: application/json' \
   -d '{"model":"smollm2","messages":[{"role":"user","content":"Hi"}],"max_tokens":4,"stream":true}' | grep -m1 '^data: ')

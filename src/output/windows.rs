@@ -22,6 +22,9 @@ pub fn render_into(o: &mut String, w: &Windows) {
         }
         (None, None) => {}
     }
+    if w.rows.len() < 2 {
+        return; // one window is the whole run, already in the table below
+    }
     if w.rows.len() > SHOWN {
         let _ = writeln!(
             o,
