@@ -51,6 +51,9 @@ fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     let truth = truth(&log);
     let (mut ttft_extra, mut ttfo_extra, mut tpot_rel) = (Vec::new(), Vec::new(), Vec::new());
     let mut multi = 0;
+    // The server's per-token gaps, defined as the client's: the tokens handed over at one
+    // instant are one chunk, and a chunk of k tokens after a gap g counts k values g / k.
+    let (mut truth_sum, mut truth_n) = (0.0, 0.0);
     for r in run["requests"].as_array().unwrap() {
         let t = &truth[&r["index"].as_u64().unwrap()];
         let d = &r["stream"];
@@ -79,6 +82,18 @@ fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
         ttfo_extra.push(ttfo - at("first_answer_us"));
         // TPOT against the server's pace over the same tokens.
         let tokens = t["token_us"].as_array().unwrap();
+        let at_us: Vec<u64> = tokens.iter().map(|v| v.as_u64().unwrap()).collect();
+        let mut chunks: Vec<(u64, u64)> = Vec::new(); // (time, tokens)
+        for &u in &at_us {
+            match chunks.last_mut() {
+                Some((t, k)) if *t == u => *k += 1,
+                _ => chunks.push((u, 1)),
+            }
+        }
+        for w in chunks.windows(2) {
+            truth_sum += (w[1].0 - w[0].0) as f64 / 1000.0;
+            truth_n += w[1].1 as f64;
+        }
         let n = tokens.len() as f64;
         let span = tokens.last().unwrap().as_f64().unwrap() - tokens[0].as_f64().unwrap();
         tpot_rel.push(r["tpot_us"].as_f64().unwrap() / (span / (n - 1.0)) - 1.0);
@@ -111,6 +126,8 @@ fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     assert!(itl_token["count"].as_u64() > itl["count"].as_u64());
     lat("ttfo");
     lat("answer_tpot");
+    let truth_itl_token = truth_sum / truth_n;
+    let itl_token_rel = itl_token["mean"].as_f64().unwrap() / truth_itl_token - 1.0;
     let max = |v: &[i64]| *v.iter().max().unwrap();
     let median = |v: &[i64]| {
         let mut v = v.to_vec();
@@ -119,16 +136,19 @@ fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     };
     let worst = tpot_rel.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     println!(
-        "client beyond the server: TTFT median {} µs, max {} µs; TTFO median {} µs, max {} µs; TPOT within {:.3} % of the server's pace (worst request); itl_token mean {:.3} ms, tpot mean {:.3} ms, itl (per chunk) mean {:.3} ms",
+        "client beyond the server: TTFT median {} µs, max {} µs; TTFO median {} µs, max {} µs; TPOT within {:.3} % of the server's pace (worst request); itl_token mean {:.3} ms ({:+.3} % from the server's {:.3} ms), tpot mean {:.3} ms, itl (per chunk) mean {:.3} ms",
         median(&ttft_extra),
         max(&ttft_extra),
         median(&ttfo_extra),
         max(&ttfo_extra),
         worst * 100.0,
         itl_token["mean"].as_f64().unwrap(),
+        itl_token_rel * 100.0,
+        truth_itl_token,
         lat("tpot")["mean"].as_f64().unwrap(),
         itl["mean"].as_f64().unwrap()
     );
     assert!(max(&ttft_extra) < 200_000 && max(&ttfo_extra) < 200_000);
     assert!(worst < 0.5, "TPOT {worst}");
+    assert!(itl_token_rel.abs() < 0.5, "per-token ITL {itl_token_rel}");
 }
