@@ -9,8 +9,10 @@
 //!
 //! The steady state starts where MSER-5 ([`super::steady`]) cuts the warm-up off the E2E
 //! series of the successful requests in intended-send order, and ends at the last intended
-//! send: after it no request arrives and the run only drains. Inside it, offered load is the
-//! arrivals and achieved load the successful completions, each over its length.
+//! send: after it no request arrives and the run only drains. Inside it, the offered load is
+//! (n − 1) over the span of the requests' intended sends and the served load (n − 1) over the
+//! span of the same requests' completions. [`steady_only`] cuts a stored run down to that part
+//! (`bench compare --steady-state`).
 
 use super::quantile::Sample;
 use super::steady::{mser5, BATCH, MIN_BATCHES};
