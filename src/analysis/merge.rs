@@ -181,15 +181,14 @@ fn add_streams(r: &RunResult, streams: &mut StreamStats) -> Result<(), BenchErro
     };
     let itl = decoded(Latency::Itl)?;
     let per_token = decoded(Latency::ItlToken)?.or_else(|| itl.clone());
-    for (m, h, into) in [
-        (Latency::Itl, itl, &mut streams.itl_us),
-        (Latency::ItlToken, per_token, &mut streams.itl_token_us),
-    ] {
-        if let Some(h) = h {
-            into.add(&h)
-                .map_err(|e| bad(format!("{}: {m} histograms do not add ({e})", r.run_id)))?;
-        }
-    }
+    let add = |m: Latency, into: &mut hdrhistogram::Histogram<u64>, h: &Option<_>| match h {
+        Some(h) => into
+            .add(h)
+            .map_err(|e| bad(format!("{}: {m} histograms do not add ({e})", r.run_id))),
+        None => Ok(()),
+    };
+    add(Latency::ItlToken, streams.per_token_mut(), &per_token)?;
+    add(Latency::Itl, &mut streams.itl_us, &itl)?;
     if let Some(c) = &r.summary.tokens.chunks {
         streams.chunk_tokens.merge(&c.tokens_per_chunk());
     }

@@ -98,8 +98,10 @@ pub use crate::model::summary::TokensPerChunk;
 pub struct StreamStats {
     /// Gaps between chunks with text, µs.
     pub itl_us: Histogram<u64>,
-    /// Per token, µs ([`crate::model::metric::Latency::ItlToken`]).
-    pub itl_token_us: Histogram<u64>,
+    /// Per token, µs ([`crate::model::metric::Latency::ItlToken`]); `None` while every
+    /// stream so far carried one token a chunk, when it is `itl_us` itself (kept once, not
+    /// recorded twice on every run). Read it with [`StreamStats::per_token`].
+    pub itl_token_us: Option<Histogram<u64>>,
     pub chunk_tokens: TokensPerChunk,
 }
 
@@ -107,7 +109,7 @@ impl Default for StreamStats {
     fn default() -> Self {
         StreamStats {
             itl_us: new_histogram(),
-            itl_token_us: new_histogram(),
+            itl_token_us: None,
             chunk_tokens: TokensPerChunk::default(),
         }
     }
@@ -115,12 +117,24 @@ impl Default for StreamStats {
 
 impl StreamStats {
     pub(super) fn add(&mut self, sent: &Sent) {
+        match (&sent.itl_token_us, &mut self.itl_token_us) {
+            (None, None) => {}
+            (None, Some(per_token)) => sent.itl_us.record_into(per_token),
+            (Some(g), _) => g.record_into(self.per_token_mut()),
+        }
         sent.itl_us.record_into(&mut self.itl_us);
-        sent.itl_token_us
-            .as_ref()
-            .unwrap_or(&sent.itl_us)
-            .record_into(&mut self.itl_token_us);
         self.chunk_tokens.merge(&sent.chunk_tokens);
+    }
+
+    /// The per-token gaps.
+    pub fn per_token(&self) -> &Histogram<u64> {
+        self.itl_token_us.as_ref().unwrap_or(&self.itl_us)
+    }
+
+    /// The per-token gaps, kept apart from the chunk gaps from now on.
+    pub fn per_token_mut(&mut self) -> &mut Histogram<u64> {
+        let itl = &self.itl_us;
+        self.itl_token_us.get_or_insert_with(|| itl.clone())
     }
 }
 

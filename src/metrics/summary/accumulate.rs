@@ -275,7 +275,7 @@ impl Accumulator {
         let mut h = self.hists;
         h.insert(Latency::Itl, run.streams.itl_us.clone());
         if chunks.is_some() {
-            h.insert(Latency::ItlToken, run.streams.itl_token_us.clone());
+            h.insert(Latency::ItlToken, run.streams.per_token().clone());
         }
         if reasoning.is_none() {
             h.retain(|m, _| !m.reasoning_only());
