@@ -44,6 +44,8 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// A scenario's history: the compare outputs CI accumulated (JSON or record CSV), each gated metric over time, slow drift flagged; exit 1 when one moved the bad way.
+    History(HistoryArgs),
     /// Merge the run directories of `bench run --shard I/N` into one run.
     Merge {
         /// Shard result directories (each with a run.json).
@@ -388,6 +390,31 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Directories of `bench compare --json` outputs (read three levels deep), compare JSON
+    /// files, or optimization-record CSVs (`bench compare --record`).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Only this scenario (default: a history for each scenario found).
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// Write the history as an HTML page (a chart per metric, the change points marked).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write the history and its change points as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Probability of flagging a change in a history where nothing changed, shared over the
+    /// metrics.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Smallest change over the history that is flagged (a real but smaller change on a very
+    /// steady series is reported, not flagged).
+    #[arg(long, default_value = "5%", value_name = "PCT")]
+    pub min_change: String,
+}
+
+#[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Scenario file.
     pub scenario: PathBuf,
@@ -458,6 +485,10 @@ pub struct StackArgs {
     /// Owner written in the CSV.
     #[arg(long)]
     pub owner: Option<String>,
+    /// Write the factorial as an HTML page: each change alone, the combination expected and
+    /// measured.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn parse() -> Cli {

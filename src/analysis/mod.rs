@@ -1,9 +1,12 @@
 //! What is built on runs: the interleaved arms of `bench compare --interleave`
 //! ([`interleave`]), the throughput–latency [`sweep`], how changes combine ([`stack`]'s
 //! runs), the symptom → technique [`diagnose`], distributed runs' [`merge`], and the harness's
-//! own cost ([`selftest`]).
+//! own cost ([`selftest`]), and a scenario's [`history`] of compares with its change points
+//! ([`drift`]).
 
 pub mod diagnose;
+pub mod drift;
+pub mod history;
 pub mod interleave;
 pub mod judge;
 pub mod merge;

@@ -81,6 +81,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     };
     let c = &mut j.comparison;
     c.undecided_fails = args.strict || args.undecided == Undecided::Fail;
+    c.revision = super::revision();
     let record = args.record.as_deref().map(|p| {
         let owner = args.owner.clone().unwrap_or_else(super::default_owner);
         (p, owner, args.note.as_deref().unwrap_or(""))

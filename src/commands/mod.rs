@@ -4,6 +4,7 @@
 mod baseline;
 mod compare;
 mod diagnose;
+mod history;
 mod merge;
 mod metrics;
 mod report;
@@ -49,6 +50,7 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Sweep(args) => sweep::run(*args).await,
         Command::Stack(args) => stack::run(*args).await,
         Command::Report { path, out } => report::run(&path, out),
+        Command::History(args) => history::run(&args),
         Command::Merge { dirs, out } => merge::run(&dirs, &out),
         Command::Diagnose { run } => diagnose::run(&run),
         Command::Sim(args) => sim::run(args).await,
@@ -57,6 +59,24 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
 }
 
 /// `git config user.name`, else `$USER`, else "unknown".
+/// The commit under test, as CI names it, else `git rev-parse HEAD` here; `None` outside
+/// a repository.
+fn revision() -> Option<String> {
+    ["BENCH_REVISION", "GITHUB_SHA", "CI_COMMIT_SHA"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .or_else(|| {
+            std::process::Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        })
+        .filter(|s| !s.is_empty())
+}
+
 fn default_owner() -> String {
     std::process::Command::new("git")
         .args(["config", "user.name"])

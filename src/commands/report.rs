@@ -49,13 +49,12 @@ fn page(path: &Path) -> Result<(String, PathBuf), BenchError> {
     } else if v.get("points").is_some() {
         let s: Sweep = serde_json::from_value(v)
             .map_err(|e| BenchError::Runtime(format!("{}: not a sweep ({e})", file.display())))?;
-        // The SLO comes from the first point's run, when it is still there.
-        let slo = s
+        // The SLOs and the configuration come from the first point's run, when it is still there.
+        let first = s
             .points
             .first()
-            .and_then(|p| RunResult::load(&Path::new(&p.run_dir).join("run.json")).ok())
-            .and_then(|r| r.scenario.slo.ttft_ms);
-        html::sweep_report(&s, slo)
+            .and_then(|p| RunResult::load(&Path::new(&p.run_dir).join("run.json")).ok());
+        html::sweep_report(&s, first.as_ref())
     } else if v.get("rows").is_some() {
         let c: Comparison = serde_json::from_value(v).map_err(|e| {
             BenchError::Runtime(format!("{}: not a comparison ({e})", file.display()))

@@ -61,6 +61,15 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
         let rows = output::record::stack_rows(&rows, &ctx);
         output::write_atomic(p, &output::record::render(&rows, true)?)?;
     }
+    if let Some(p) = &args.html {
+        let base = args
+            .base
+            .clone()
+            .unwrap_or_else(|| "the scenario as written".into());
+        let page = output::html::stack_report(&plan.loaded.name, &base, &rows);
+        output::write_atomic(p, page.as_bytes())?;
+        crate::out!("wrote {}", p.display());
+    }
     Ok(EXIT_OK)
 }
 

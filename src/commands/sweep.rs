@@ -20,12 +20,15 @@ pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
         .clone()
         .unwrap_or_else(|| default_out_dir("sweep"));
     output::check_fresh(&out)?;
-    let slo_ttft_ms = spec.scenario.slo.ttft_ms;
     let s = sweep(&plan, spec, &out).await?;
     crate::out_text!("{}", output::sweep::render(&s, plan.attainment));
     output::write_atomic(&out.join("sweep.json"), &output::json(&s)?)?;
     output::write_atomic(&out.join("sweep.csv"), &output::sweep::csv(&s)?)?;
-    let page = output::html::sweep_report(&s, slo_ttft_ms);
+    let first = s.points.first().and_then(|p| {
+        crate::model::result::RunResult::load(&std::path::Path::new(&p.run_dir).join("run.json"))
+            .ok()
+    });
+    let page = output::html::sweep_report(&s, first.as_ref());
     output::write_atomic(&out.join("report.html"), page.as_bytes())?;
     crate::out!(
         "wrote {0}/sweep.csv, sweep.json and report.html",

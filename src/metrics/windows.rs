@@ -61,6 +61,16 @@ pub fn of_run(
     server: Option<&ServerMetrics>,
     started_at: chrono::DateTime<chrono::Utc>,
 ) -> Option<Windows> {
+    of_run_width(records, server, started_at, WIDTH_S)
+}
+
+/// [`of_run`] with windows of `width_s` (a report's finer time series of a short run).
+pub fn of_run_width(
+    records: &[RequestRecord],
+    server: Option<&ServerMetrics>,
+    started_at: chrono::DateTime<chrono::Utc>,
+    width_s: f64,
+) -> Option<Windows> {
     let origin = started_at.timestamp_millis();
     let gauges: Vec<(f64, &GaugeSample)> = server
         .map(|m| {
@@ -70,7 +80,7 @@ pub fn of_run(
                 .collect()
         })
         .unwrap_or_default();
-    compute(records, WIDTH_S, &gauges)
+    compute(records, width_s, &gauges)
 }
 
 fn window(

@@ -130,6 +130,13 @@ pub struct Row {
     /// and in a fixed-size compare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_at: Option<usize>,
+    /// Each run's own value of the metric (`verdict::figure`; the gate's unit), in run order:
+    /// the baseline arm's and the candidate arm's. Empty for the error rate, which is judged
+    /// on pooled counts, and in comparisons written without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_values: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_values: Vec<f64>,
 }
 
 /// Why a sequential compare stopped adding runs.
@@ -227,6 +234,11 @@ pub struct Comparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<SequenceSummary>,
     pub created_at: DateTime<Utc>,
+    /// The commit the candidate was built from, as CI names it (`$BENCH_REVISION`,
+    /// `$GITHUB_SHA`, `$CI_COMMIT_SHA`, or `git rev-parse HEAD` where bench ran): how
+    /// `bench history` labels a compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
 }
 
 fn one() -> usize {

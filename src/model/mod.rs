@@ -10,6 +10,7 @@ pub mod diagnosis;
 pub mod dist;
 pub mod environment;
 pub mod hist;
+pub mod history;
 pub mod metric;
 pub mod record;
 pub mod result;

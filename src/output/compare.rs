@@ -61,7 +61,7 @@ pub fn state(c: &Comparison) -> String {
 }
 
 /// How many runs each arm used and, for a sequential compare, why it stopped.
-fn runs_used(c: &Comparison) -> Option<String> {
+pub(crate) fn runs_used(c: &Comparison) -> Option<String> {
     let s = c.sequence.as_ref()?;
     let unit = if c.interleaved {
         "blocks"
@@ -87,7 +87,7 @@ fn runs_used(c: &Comparison) -> Option<String> {
 }
 
 /// A row's reason, with the look it was settled at.
-fn reason(c: &Comparison, r: &Row) -> String {
+pub(crate) fn reason(c: &Comparison, r: &Row) -> String {
     match r.settled_at {
         Some(n) => {
             let unit = if c.interleaved {
@@ -122,7 +122,7 @@ fn headline(c: &Comparison) -> String {
 }
 
 /// How each arm is described: `main (3 runs)` and `3 runs (first r-1)`, interleaved or not.
-fn arms(c: &Comparison) -> (String, String) {
+pub(crate) fn arms(c: &Comparison) -> (String, String) {
     let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
     let base = format!("{} ({})", c.baseline, runs(c.baseline_repetitions));
     let mut cand = if c.candidate_repetitions <= 1 {

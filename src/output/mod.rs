@@ -25,6 +25,7 @@ pub mod baseline;
 pub mod compare;
 pub mod csv;
 pub mod diagnose;
+pub mod history;
 pub mod html;
 pub mod plan;
 pub mod record;

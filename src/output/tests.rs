@@ -221,6 +221,25 @@ fn comparison_renderers() {
     insta::assert_snapshot!("baseline_summary", baseline::summary(&base));
     let page = html::compare_report(&c, Some((&base.repetitions, &cand)));
     insta::assert_snapshot!("compare_html_structure", structure(&page));
+    // The SVGs themselves: one strip of each run of both arms, one latency-by-percentile plot.
+    insta::assert_snapshot!("runs_strip_svg", html::runs::strip(&c.rows[0]));
+    let values: Vec<f64> = (1..=200)
+        .map(|i| 20.0 + (f64::from(i) / 20.0).powi(2))
+        .collect();
+    let svg = html::plot::percentile_chart(
+        &html::plot::Frame {
+            title: "TTFT by percentile",
+            x_label: "percentile",
+            y_label: "TTFT (ms)",
+            mark: html::plot::Mark::Line,
+            refs: Vec::new(),
+        },
+        &[html::plot::Series {
+            name: "run",
+            points: html::plot::percentile_points(&values),
+        }],
+    );
+    insta::assert_snapshot!("percentile_chart_svg", svg);
 }
 
 #[test]
@@ -230,7 +249,7 @@ fn sweep_and_stack_renderers() {
     insta::assert_snapshot!("sweep_csv", text(sweep::csv(&s).unwrap()));
     insta::assert_snapshot!(
         "sweep_html_structure",
-        structure(&html::sweep_report(&s, Some(100.0)))
+        structure(&html::sweep_report(&s, None))
     );
     let rows = interactions();
     insta::assert_snapshot!("stack_factorial", stack::factorial(&rows));

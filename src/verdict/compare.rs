@@ -6,7 +6,7 @@
 //! more than one is refused unless `--allow-multi`, which marks every result unattributable.
 //! Then [`super::gate::evaluate`] decides each metric.
 
-use super::{environment, gate, mode};
+use super::{environment, figure, gate, mode};
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
@@ -202,6 +202,10 @@ pub fn compare_at(
         return Err(BenchError::Runtime(why));
     }
     let mut rows = gate::evaluate_at(&base.repetitions, cands, cfg, spend);
+    for r in &mut rows {
+        r.baseline_values = figure::of_runs(&base.repetitions, r.metric);
+        r.candidate_values = figure::of_runs(cands, r.metric);
+    }
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
     if let Some(note) = environment::contention(&base.repetitions, cands) {
         // Every speed row, rates too: contention slows a server's steps as much as a change.
@@ -245,6 +249,7 @@ pub fn compare_at(
         undecided_fails: false,
         sequence: None,
         created_at: Utc::now(),
+        revision: None,
     })
 }
 

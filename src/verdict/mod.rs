@@ -7,6 +7,7 @@
 //! * [`gate`] — estimate → [`decide`] → row, per metric; methods in [`stats`].
 //! * [`mode`] — naming what is not a regression (a change of mode, runs that split in two);
 //!   [`environment`] — saying when the arms ran under different conditions.
+//! * [`figure`] — one run's own value of a metric, the gate's unit.
 //! * [`plan`] — what a baseline's runs say a compare can decide, before any request.
 //! * [`sequential`] — adding runs until every gated row is settled, with α spent over the looks.
 //! * [`stack`] — how several changes combine (factorial interactions).
@@ -17,6 +18,7 @@ pub mod baseline;
 pub mod compare;
 pub mod decide;
 pub mod environment;
+pub mod figure;
 pub mod gate;
 pub mod mode;
 pub mod plan;

@@ -18,6 +18,7 @@ use crate::config::thresholds::GateConfig;
 use crate::model::baseline::Baseline;
 use crate::model::metric::Metric;
 use crate::model::result::RunResult;
+use crate::verdict::figure;
 use crate::verdict::sequential::Design;
 use crate::verdict::stats::exact::requests_to_bound;
 use crate::verdict::stats::{sd, t_quantile};
@@ -48,7 +49,12 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
     let gated: Vec<_> = cfg
         .thresholds
         .iter()
-        .filter(|t| t.floor.is_some() && figure(&runs[0], t.metric).is_some())
+        .filter(|t| {
+            t.floor.is_some()
+                && (t.metric == Metric::ErrorRate
+                    || !matches!(t.metric, Metric::TurnLatency(..))
+                        && figure::of_run(&runs[0], t.metric).is_some())
+        })
         .collect();
     let m = gated.len().max(1) as f64;
     let r = runs.len();
@@ -71,7 +77,7 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
             }
             let logs: Vec<f64> = runs
                 .iter()
-                .filter_map(|x| figure(x, t.metric))
+                .filter_map(|x| figure::of_run(x, t.metric))
                 .filter(|v| *v > 0.0)
                 .map(f64::ln)
                 .collect();
@@ -156,27 +162,6 @@ fn error_rate(runs: &[RunResult], text: &str, floor: f64, design: &Design) -> Ro
         advice: (!within).then(|| format!(
             "with no errors, bounding the increase inside {text} needs ≈ {need} requests an arm, {k} runs of {per_run}: more requests a run, a wider threshold, or `\"error_rate\" = \"off\"` in the gate and goodput under an SLO"
         )),
-    }
-}
-
-/// A run's own figure of `m`: a rate, or a latency quantile from its summary (ms).
-fn figure(run: &RunResult, m: Metric) -> Option<f64> {
-    let t = &run.summary.throughput;
-    match m {
-        Metric::OutputThroughput => Some(t.output_tps),
-        Metric::RequestThroughput => Some(t.request_rps),
-        Metric::Goodput => t.goodput_rps,
-        Metric::ErrorRate => Some(0.0),
-        Metric::Latency(l, q) => {
-            let s = run.summary.latency(l)?;
-            let p = q.p();
-            [(0.5, s.p50), (0.9, s.p90), (0.95, s.p95), (0.99, s.p99)]
-                .iter()
-                .find(|(x, _)| (x - p).abs() < 1e-9)
-                .map(|x| x.1)
-                .filter(|_| s.has_values())
-        }
-        Metric::TurnLatency(..) => None,
     }
 }
 

@@ -4,7 +4,7 @@
 //! its chart is each gated row's effect with its interval against the threshold (a forest
 //! plot), drawn from the row figures the JSON holds.
 
-use super::{cdfs, esc, page};
+use super::{config, esc, page, percentiles};
 use crate::model::baseline::Baseline;
 use crate::model::comparison::{Comparison, Verdict};
 use crate::model::metric::Latency;
@@ -13,18 +13,28 @@ use std::fmt::Write;
 /// A baseline: what it is of, each repetition's figures, and their CDFs overlaid.
 pub fn baseline_report(b: &Baseline) -> String {
     let mut o = String::new();
-    let vars: Vec<String> = b.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let _ = write!(
-        o,
-        "<p>scenario <b>{}</b> · traffic hash <code>{}</code> · recorded {} on {} by bench {} · {} repetitions</p><p class=\"note\">vars: {}</p>",
-        esc(&b.scenario_name),
-        esc(&b.scenario_hash),
-        b.environment.created_at.format("%Y-%m-%d %H:%M UTC"),
-        esc(&b.environment.host),
-        esc(&b.environment.tool_version),
-        b.repetitions.len(),
-        esc(&vars.join(" "))
-    );
+    let cfg = config::block(&[
+        ("scenario", b.scenario_name.clone()),
+        ("traffic hash", b.scenario_hash.clone()),
+        ("vars", config::vars(&b.vars)),
+        (
+            "recorded",
+            format!(
+                "{} on {} by bench {} · {} repetitions",
+                b.environment.created_at.format("%Y-%m-%d %H:%M UTC"),
+                b.environment.host,
+                b.environment.tool_version,
+                b.repetitions.len()
+            ),
+        ),
+        (
+            "environment",
+            b.repetitions
+                .first()
+                .map(config::environment)
+                .unwrap_or_default(),
+        ),
+    ]);
     o.push_str("<table><tr><th>repetition</th><th>run</th><th>ok / sent</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>TPOT p95 (ms)</th><th>E2E p50 (ms)</th><th>output tok/s</th></tr>");
     for (i, r) in b.repetitions.iter().enumerate() {
         let q = |m: Latency, p95: bool| {
@@ -60,48 +70,83 @@ pub fn baseline_report(b: &Baseline) -> String {
         .zip(&b.repetitions)
         .map(|(n, r)| (n.as_str(), vec![r]))
         .collect();
-    o.push_str(&cdfs(&arms));
+    o.push_str("<h2>Latency by percentile, each repetition</h2>");
+    let slo = b
+        .repetitions
+        .first()
+        .map(|r| r.scenario.slo.clone())
+        .unwrap_or_default();
+    o.push_str(&percentiles(&arms, &slo));
     page(
         &format!("bench baseline {} / {}", b.scenario_name, b.name),
+        &cfg,
         &o,
     )
 }
 
 /// Each row with an interval, as a horizontal bar (the interval, in % change) with a dot (the
-/// change) and the threshold marked: what the verdict was decided from.
+/// change) and the threshold marked: what the verdict was decided from. Rows whose interval is
+/// unbounded (too few runs; the table says so) are named under the plot, not drawn across it.
 pub fn effects_chart(c: &Comparison) -> String {
-    let rows: Vec<_> = c
+    let bounded = |r: &&crate::model::comparison::Row| {
+        r.interval_low.is_finite() && r.interval_high.is_finite() && r.critical <= 10f64.ln()
+    };
+    let with_interval: Vec<_> = c
         .rows
         .iter()
         .filter(|r| r.interval_low.is_finite() && r.interval_high.is_finite())
         // Percent changes share one axis; an error rate's points (pp) would not.
         .filter(|r| !r.metric.in_points())
         .collect();
+    let rows: Vec<_> = with_interval.iter().copied().filter(bounded).collect();
+    let unbounded: Vec<String> = with_interval
+        .iter()
+        .filter(|r| !bounded(r))
+        .map(|r| r.metric.to_string())
+        .collect();
     if rows.is_empty() {
         return String::new();
     }
+    let threshold = |r: &crate::model::comparison::Row| {
+        r.threshold
+            .trim()
+            .strip_suffix('%')
+            .and_then(|t| t.trim().parse::<f64>().ok())
+    };
     let lo = rows
         .iter()
-        .map(|r| r.interval_low.min(r.delta_pct))
+        .map(|r| {
+            r.interval_low
+                .min(r.delta_pct)
+                .min(threshold(r).unwrap_or(0.0))
+        })
         .fold(0.0f64, f64::min);
     let hi = rows
         .iter()
-        .map(|r| r.interval_high.max(r.delta_pct))
+        .map(|r| {
+            r.interval_high
+                .max(r.delta_pct)
+                .max(threshold(r).unwrap_or(0.0))
+        })
         .fold(0.0f64, f64::max);
     let (lo, hi) = (lo - 0.05 * (hi - lo + 1.0), hi + 0.05 * (hi - lo + 1.0));
-    let (w, left, row_h) = (720.0, 150.0, 28.0);
-    let h = 40.0 + row_h * rows.len() as f64;
-    let x = |v: f64| left + (v - lo) / (hi - lo) * (w - left - 20.0);
+    let (w, left, right, row_h) = (760.0, 150.0, 24.0, 28.0);
+    let h = 46.0 + row_h * rows.len() as f64;
+    let x = |v: f64| left + (v - lo) / (hi - lo) * (w - left - right);
+    let axis_y = h - 30.0;
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-size=\"13\" role=\"img\"><title>change of each gated metric with its interval (%)</title>"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"13\" role=\"img\"><title>change of each gated metric with its interval (%)</title>"
     );
-    let _ = write!(
-        s,
-        "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"10\" y2=\"{1:.1}\" stroke=\"#999\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">0 %</text>",
-        x(0.0),
-        h - 24.0,
-        h - 8.0
-    );
+    for t in super::runs::ticks(lo, hi, 8) {
+        let _ = write!(
+            s,
+            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"8\" y2=\"{axis_y:.1}\" stroke=\"{1}\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">{3} %</text>",
+            x(t),
+            if t == 0.0 { "#888" } else { "#eee" },
+            axis_y + 18.0,
+            super::plot::fmt_num(t)
+        );
+    }
     for (i, r) in rows.iter().enumerate() {
         let y = 24.0 + row_h * i as f64;
         let color = match r.verdict {
@@ -123,24 +168,32 @@ pub fn effects_chart(c: &Comparison) -> String {
             r.interval_high,
             r.verdict.name()
         );
-        // The threshold on the worse side, where it is a percentage within the plot.
-        if let Some(t) = r
-            .threshold
-            .trim()
-            .strip_suffix('%')
-            .and_then(|t| t.trim().parse::<f64>().ok())
-        {
-            if (lo..=hi).contains(&t) {
-                let _ = write!(
-                    s,
-                    "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#b00\" stroke-dasharray=\"3,2\"/>",
-                    x(t),
-                    y - 9.0,
-                    y + 9.0
-                );
-            }
+        if let Some(t) = threshold(r) {
+            let _ = write!(
+                s,
+                "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"#b00\" stroke-dasharray=\"3,2\"/>",
+                x(t),
+                y - 9.0,
+                y + 9.0
+            );
         }
     }
     s.push_str("</svg>");
-    format!("<h2>Change of each metric with its interval (%; dashed: the threshold)</h2>{s}")
+    let hidden = if unbounded.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "not drawn, their intervals unbounded at the runs judged: {}",
+            unbounded.join(", ")
+        )]
+    };
+    format!(
+        "<h2>Change of each metric with its interval</h2>{}",
+        super::plot::figure(
+            "change against the baseline (%): the interval as a bar, the change as a dot (colour: the verdict), the threshold dashed red",
+            "",
+            &s,
+            &hidden
+        )
+    )
 }

@@ -204,6 +204,8 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         mann_whitney_p: m.mann_whitney_p,
         df: m.df,
         settled_at: None,
+        baseline_values: Vec::new(),
+        candidate_values: Vec::new(),
     };
     let verdict = match (&m.counts, &m.unjudgeable) {
         (Some(counts), _) => exact(&mut row, counts, levels),
