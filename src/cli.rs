@@ -36,9 +36,9 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Measure how optimizations combine: a factorial of up to 3 changes, or a ladder.
     Stack(Box<StackArgs>),
-    /// Write one self-contained HTML page (SVG charts) for a run, a sweep or a comparison.
+    /// Write one self-contained HTML page (SVG charts) for a run, a sweep, a comparison or a baseline.
     Report {
-        /// run.json or its directory, a sweep directory, or a compare JSON.
+        /// run.json or its directory, a sweep directory, a compare JSON or a baseline file.
         path: PathBuf,
         /// Output file (default: report.html beside the input).
         #[arg(long)]
@@ -384,7 +384,7 @@ pub struct CompareArgs {
     /// settle it at α with 90 % power, and the smallest regression the cap catches.
     #[arg(long, conflicts_with_all = ["candidate", "control"])]
     pub plan: bool,
-    /// Write an HTML report (verdict table, baseline and candidate CDFs) here.
+    /// Write an HTML report here: the verdict table, each run of both arms, both arms by percentile.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }

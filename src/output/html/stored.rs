@@ -1,8 +1,7 @@
-//! Pages of stored files that hold no single run: a baseline (its repetitions side by side:
-//! a table of each run's figures and their CDFs overlaid, the run-to-run spread the gate
-//! judges by), and a comparison read back from its JSON, which keeps no per-request values —
-//! its chart is each gated row's effect with its interval against the threshold (a forest
-//! plot), drawn from the row figures the JSON holds.
+//! Pages of stored files that hold no single run: a baseline (its repetitions side by side —
+//! a table of each run's figures and their latency by percentile overlaid, the run-to-run
+//! spread the gate judges by), and the chart a comparison's JSON can always draw from its row
+//! figures: each gated row's change with its interval against the threshold (a forest plot).
 
 use super::{config, esc, page, percentiles};
 use crate::model::baseline::Baseline;
@@ -10,7 +9,7 @@ use crate::model::comparison::{Comparison, Verdict};
 use crate::model::metric::Latency;
 use std::fmt::Write;
 
-/// A baseline: what it is of, each repetition's figures, and their CDFs overlaid.
+/// A baseline: what it is of, each repetition's figures, and their latency by percentile overlaid.
 pub fn baseline_report(b: &Baseline) -> String {
     let mut o = String::new();
     let cfg = config::block(&[
