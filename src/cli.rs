@@ -300,6 +300,11 @@ pub struct CompareArgs {
     /// out of the cap's reach. Default 12.
     #[arg(long, value_name = "N")]
     pub max_repeat: Option<u32>,
+    /// A sequential compare stops once a regression is settled — the exit code cannot change
+    /// and CI's time is better spent elsewhere; with this it keeps adding runs until every
+    /// gated row is settled (or the cap, the budget, or every row left out of reach).
+    #[arg(long)]
+    pub settle_all: bool,
     /// Stop a sequential compare before a run that would end past this wall time (`20m`,
     /// `90s`, `1h`), judging the runs made. Default 30m.
     #[arg(long, value_name = "DURATION")]

@@ -132,6 +132,33 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
 }
 
 #[test]
+fn a_settled_regression_ends_the_compare_at_its_look() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = recorded(dir.path());
+    let json = dir.path().join("c.json");
+    // Decode 30 % slower: TPOT regresses at the first look, while the error rate can never
+    // be settled at 20 requests a run — the compare fails there instead of running to the cap.
+    let o = common::bench()
+        .args(["compare", "scenarios/smoke.toml", "--opt", "bw_eff=0.615"])
+        .arg("--baselines")
+        .arg(&store)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    let c = read_json(&json);
+    assert_eq!(c["sequence"]["stop"], "regressed", "{t}");
+    assert_eq!(c["sequence"]["used"], 3, "{t}");
+    assert!(t.contains("stopped by a settled regression"), "{t}");
+    assert!(
+        t.contains("REGRESSION — ") && t.contains("error_rate"),
+        "{t}"
+    );
+}
+
+#[test]
 fn a_plan_sends_nothing_and_says_what_each_row_needs() {
     let dir = tempfile::tempdir().unwrap();
     let store = recorded(dir.path());

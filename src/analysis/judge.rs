@@ -78,6 +78,8 @@ pub struct Judge<'a> {
     pub size: Size,
     /// Judge only each run's steady state (`--steady-state`).
     pub steady_state: bool,
+    /// Keep adding runs after a regression is settled, until every row is (`--settle-all`).
+    pub settle_all: bool,
 }
 
 /// The judged comparison and the arms it judged.
@@ -122,7 +124,11 @@ impl<'a> Looks<'a> {
                     self.stop = Stop::OutOfReach;
                     return Ok(false);
                 }
-                Standing::Open => {}
+                Standing::Failed if !self.judge.settle_all => {
+                    self.stop = Stop::Regressed;
+                    return Ok(false);
+                }
+                Standing::Failed | Standing::Open => {}
             }
         }
         if n >= max {
@@ -365,6 +371,7 @@ impl Judge<'_> {
             cfg: self.cfg,
             allow_multi: self.allow_multi,
             steady_state: self.steady_state,
+            settle_all: self.settle_all,
             size: match design {
                 Some(design) => Size::Sequential {
                     design,

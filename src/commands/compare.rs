@@ -21,6 +21,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         cfg: &cfg,
         allow_multi: args.allow_multi,
         steady_state: args.steady_state,
+        settle_all: args.settle_all,
         size: Size::from_flags(
             args.repeat,
             args.max_repeat,

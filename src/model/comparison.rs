@@ -151,6 +151,9 @@ pub enum Stop {
     Budget,
     /// Every row left undecided was out of the cap's reach at what it showed.
     OutOfReach,
+    /// A row regressed and settled rows stay settled: the exit code could not change, so no
+    /// more runs were spent on the rows left (`--settle-all` goes on).
+    Regressed,
     /// A fixed number of runs (`--repeat`, or stored runs with no sequential design).
     Fixed,
 }
@@ -162,6 +165,7 @@ impl Stop {
             Stop::Cap => "cap",
             Stop::Budget => "budget",
             Stop::OutOfReach => "out_of_reach",
+            Stop::Regressed => "regressed",
             Stop::Fixed => "fixed",
         }
     }

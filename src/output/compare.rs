@@ -77,6 +77,9 @@ pub(crate) fn runs_used(c: &Comparison) -> Option<String> {
             "every row left being out of the cap's reach".to_string()
         }
         crate::model::comparison::Stop::Fixed => "a fixed size".to_string(),
+        crate::model::comparison::Stop::Regressed => {
+            "a settled regression: the exit could not change (--settle-all goes on)".to_string()
+        }
     };
     Some(format!(
         "sequential: {} {unit} used, stopped by {why} (looks at {}; cap {})",

@@ -151,6 +151,8 @@ pub enum Standing {
     Settled,
     /// Every row left is out of the cap's reach at what it shows.
     OutOfReach,
+    /// A row regressed and stays so: the compare fails whatever the rows left show.
+    Failed,
     /// Go on.
     Open,
 }
@@ -216,6 +218,8 @@ impl Sequence {
         let undecided = c.undecided();
         if undecided.is_empty() {
             Standing::Settled
+        } else if c.regressed {
+            Standing::Failed
         } else if n < self.design.max() && undecided.iter().all(|r| !self.reachable(r, n, c)) {
             Standing::OutOfReach
         } else {
