@@ -257,7 +257,15 @@ pub fn run_report(r: &RunResult) -> String {
     b.push_str(&turns(r));
     b.push_str("<h2>Latency by percentile</h2>");
     b.push_str(&percentiles(&[("run", vec![r])], &r.scenario.slo));
-    if let Some(w) = windows_for_page(r) {
+    if r.requests_omitted > 0 {
+        // Windows from the kept records alone would draw part of the run as all of it.
+        let _ = write!(
+            b,
+            "<p class=\"note\">No time series: the run kept {} of its {} requests' records (--keep-records); the figures above come from histograms of every request.</p>",
+            r.requests.len(),
+            r.requests.len() as u64 + r.requests_omitted
+        );
+    } else if let Some(w) = windows_for_page(r) {
         b.push_str("<h2>Over the run</h2>");
         b.push_str(&over_time(&w, &r.scenario.slo));
     }
