@@ -104,35 +104,15 @@ pub fn bounds(points: impl Iterator<Item = (f64, f64)>) -> (f64, f64, f64, f64) 
     (x0, x1, y0, y1 + pad)
 }
 
-/// The HTML legend of `names` (nothing for a single series: the title names it).
-pub fn legend(names: &[&str]) -> String {
-    if names.len() < 2 {
-        return String::new();
-    }
-    let mut o = String::from("<div class=\"legend\">");
-    for (i, n) in names.iter().enumerate() {
-        let _ = write!(
-            o,
-            "<span><i style=\"background:{}\"></i>{}</span>",
-            css(COLORS[i % COLORS.len()]),
-            esc(n)
-        );
-    }
-    o.push_str("</div>");
-    o
-}
-
-/// The legend of `names` (when there are two or more) and of reference lines (a dashed
-/// black swatch each, as they are drawn).
+/// The HTML legend: a swatch per series when there are two or more (a single series is
+/// named by the title), and a dashed black swatch per reference line, as they are drawn.
+/// Empty when there is nothing to name.
 pub fn legend_with_refs(names: &[&str], refs: &[&str]) -> String {
-    if refs.is_empty() {
-        return legend(names);
-    }
-    let mut o = String::from("<div class=\"legend\">");
+    let mut spans = String::new();
     if names.len() >= 2 {
         for (i, n) in names.iter().enumerate() {
             let _ = write!(
-                o,
+                spans,
                 "<span><i style=\"background:{}\"></i>{}</span>",
                 css(COLORS[i % COLORS.len()]),
                 esc(n)
@@ -141,13 +121,15 @@ pub fn legend_with_refs(names: &[&str], refs: &[&str]) -> String {
     }
     for r in refs {
         let _ = write!(
-            o,
+            spans,
             "<span><i style=\"height:0;border-top:2px dashed #000\"></i>{}</span>",
             esc(r)
         );
     }
-    o.push_str("</div>");
-    o
+    if spans.is_empty() {
+        return spans;
+    }
+    format!("<div class=\"legend\">{spans}</div>")
 }
 
 /// `<figure>` around an SVG: title, legend, the plot, and the reference lines not drawn.
@@ -396,7 +378,7 @@ pub fn percentile_chart(frame: &Frame, series: &[Series]) -> String {
         let _ = root.present();
     }
     let names: Vec<&str> = series.iter().map(|s| s.name).collect();
-    figure(frame.title, &legend(&names), &svg, &hidden)
+    figure(frame.title, &legend_with_refs(&names, &[]), &svg, &hidden)
 }
 
 #[cfg(test)]
