@@ -174,9 +174,15 @@ pub struct RunOpts {
     pub grace: f64,
     /// Keep every request's record in run.json while a run has at most N of them (`all`: no
     /// limit). A longer run writes its records only to requests.csv, as they finish, and holds
-    /// histograms and counts in memory, so its memory does not grow with its length.
+    /// histograms and counts in memory, and of each request only what its time windows need
+    /// (56 bytes), so its memory grows slowly with its length.
     #[arg(long, value_name = "N|all", default_value = "10000")]
     pub keep_records: String,
+    /// Width of the run's time windows in seconds (run.json's `windows`, windows.csv, the
+    /// report's time series): throughput, latency quantiles, in-flight requests, errors and
+    /// the server's gauges per window.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub window: f64,
     /// An undeclared request-body field under test (repeatable): --param top_k=5. Sent with every
     /// request after the scenario's `[request.extra]`, recorded in `vars` as `param.KEY`, and
     /// not part of the scenario hash — so switching it is a one-variable change. (A field the

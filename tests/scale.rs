@@ -1,7 +1,7 @@
 //! Scale, end to end on the real binary and the in-process test server: a run over
 //! `--keep-records` streams its records to requests.csv and keeps none in memory or in
-//! run.json, yet its summary covers every request; such runs make small baselines that the
-//! gate reads from their histograms.
+//! run.json, yet its summary and its time windows cover every request; such runs make small
+//! baselines that the gate reads from their histograms.
 
 mod common;
 
@@ -26,7 +26,12 @@ fn json(p: &Path) -> serde_json::Value {
 fn run_dir(addr: std::net::SocketAddr, dir: &Path, keep: &str) -> serde_json::Value {
     let scenario = common::scenario(dir, addr, "", "concurrency = 4\nrequests = 40\nwarmup = 2");
     let out = dir.join(format!("out-{keep}"));
-    let mut run = common::run_ok(&scenario, &out, &["--keep-records", keep]);
+    // Windows 1 ms wide: a run of 40 requests this fast lasts tens of ms.
+    let mut run = common::run_ok(
+        &scenario,
+        &out,
+        &["--keep-records", keep, "--window", "0.001"],
+    );
     let csv = std::fs::read_to_string(out.join("requests.csv")).unwrap();
     run["csv_rows"] = (csv.lines().count() - 1).into();
     run
@@ -59,6 +64,32 @@ fn a_run_over_keep_records_streams_them_to_csv_and_keeps_none() {
     let ttft = |r: &serde_json::Value| r["summary"]["latency"][0]["count"].clone();
     assert_eq!(ttft(&streamed), 40);
     assert_eq!(ttft(&kept), ttft(&streamed));
+    // The time windows (at --window's width) count every measured request, the streamed
+    // run's too: a run keeps each request's point past --keep-records.
+    for r in [&kept, &streamed] {
+        let w = &r["windows"];
+        assert_eq!(w["width_s"], 0.001);
+        let rows = w["rows"].as_array().unwrap();
+        assert!(rows.len() > 1, "{w}");
+        let sent: u64 = rows.iter().map(|x| x["sent"].as_u64().unwrap()).sum();
+        assert_eq!(sent, 40, "{w}");
+    }
+}
+
+#[test]
+fn a_window_that_is_not_a_width_is_a_usage_error() {
+    let (addr, _log) = common::spawn_background(fast());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::scenario(dir.path(), addr, "", "requests = 2");
+    let out = bench()
+        .arg("run")
+        .arg(&scenario)
+        .args(["--window", "0", "--out"])
+        .arg(dir.path().join("o"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--window"));
 }
 
 #[test]

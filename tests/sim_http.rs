@@ -302,11 +302,7 @@ fn client_measurements_match_the_simulators_ground_truth() {
         .iter()
         .map(|l| {
             (
-                l["request_id"]
-                    .as_str()
-                    .unwrap()
-                    .rsplit('-')
-                    .next()
+                bench::model::request_id::index(l["request_id"].as_str().unwrap())
                     .unwrap()
                     .to_string(),
                 l,

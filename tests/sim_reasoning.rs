@@ -30,13 +30,8 @@ fn truth(path: &std::path::Path) -> HashMap<u64, Value> {
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .map(|l| {
-            let id = l["request_id"]
-                .as_str()
-                .unwrap()
-                .rsplit('-')
-                .next()
-                .unwrap();
-            (id.parse().unwrap(), l)
+            let id = bench::model::request_id::index(l["request_id"].as_str().unwrap());
+            (id.unwrap(), l)
         })
         .collect()
 }

@@ -63,9 +63,15 @@ for i in $(seq 1 "$rounds"); do
   python3 - "$work/r$i/run.json" "$work/seen.log" "$i" <<'EOF'
 import collections, json, sys
 d = json.load(open(sys.argv[1])); c = d["summary"]["counts"]; rid = d["run_id"]
-seen = collections.Counter(l.strip() for l in open(sys.argv[2]) if l.startswith(rid + "-"))
+# bench's X-Request-Id (docs/measurement.md, "Request ids"): FNV-1a of the run id, then the index.
+h = 0xcbf29ce484222325
+for b in rid.encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+prefix = f"{h >> 32:08x}-{(h >> 16) & 0xffff:04x}-{0x8000 | (h & 0xfff):04x}-"
+seen = collections.Counter(((int(l[19:23], 16) & 0x3fff) << 48) | int(l[24:36], 16)
+                           for l in open(sys.argv[2]) if l.startswith(prefix))
 waited = [x["index"] for x in d.get("requests", []) if x["outcome"] == "timeout_first_token"]
-never = sum(seen[f"{rid}-{i}"] == 0 for i in waited)
+never = sum(seen[i] == 0 for i in waited)
 print(f"round {sys.argv[3]}: {c['sent']} sent, {c['ok']} ok, errors {c['errors']}, {c['retried']} retried, "
       f"{c.get('connections')} connections, reuse stopped at {c.get('reuse_stopped_at', '-')}; "
       f"timed out waiting for headers: {len(waited)} (never reached the server: {never})")

@@ -9,6 +9,7 @@
 use crate::engine::runner::{RunData, StreamStats};
 use crate::error::BenchError;
 use crate::metrics::summary::summarize;
+use crate::metrics::windows::WIDTH_S;
 use crate::model::hist;
 use crate::model::metric::Latency;
 use crate::model::result::RunResult;
@@ -162,7 +163,12 @@ pub fn merge(mut runs: Vec<RunResult>) -> Result<RunResult, BenchError> {
         failure: data.failure.clone(),
         summary,
         histograms: hists.encode()?,
-        windows: crate::metrics::windows::of_run(&records, first.server_metrics.as_ref(), t0),
+        windows: crate::metrics::windows::of_run(
+            &records,
+            first.server_metrics.as_ref(),
+            t0,
+            first.windows.as_ref().map_or(WIDTH_S, |w| w.width_s),
+        ),
         requests: records,
         shard: None,
         ..first

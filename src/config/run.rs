@@ -48,6 +48,8 @@ pub struct RunSpec {
     pub quiet: bool,
     /// `--keep-records`: records kept in run.json at most (None: all).
     pub keep_records: Option<u64>,
+    /// `--window`: width of the run's time windows, s.
+    pub window_s: f64,
 }
 
 impl std::fmt::Debug for RunSpec {
@@ -148,6 +150,7 @@ impl RunSpec {
             grace: Duration::from_secs_f64(args.grace),
             quiet: args.quiet,
             keep_records: keep_records(&args.keep_records)?,
+            window_s: window(args.window)?,
         })
     }
 
@@ -291,6 +294,17 @@ pub fn default_out_dir(stem: &str) -> PathBuf {
         n += 1;
     }
     p
+}
+
+/// `--window SECONDS`: a positive, finite width.
+fn window(s: f64) -> Result<f64, BenchError> {
+    if s.is_finite() && s > 0.0 {
+        Ok(s)
+    } else {
+        Err(BenchError::usage(format!(
+            "--window: {s} is not a window width in seconds; give a positive number such as 10 or 0.5"
+        )))
+    }
 }
 
 /// `--keep-records N|all`.

@@ -1,4 +1,5 @@
-//! A run in time windows ([`WIDTH_S`] by default) and its steady state, from its records.
+//! A run in time windows ([`WIDTH_S`] by default, `--window`) and its steady state, from a
+//! compact [`Point`] of every measured request (kept also for a run past `--keep-records`).
 //!
 //! A request counts in the window of its intended send for what was *sent* (requests,
 //! errors, latency quantiles) and in the window of its end for what was *completed*
@@ -21,28 +22,60 @@ use crate::model::record::{Outcome, RequestRecord};
 use crate::model::server::{GaugeSample, ServerMetrics};
 use crate::model::windows::{SteadyState, Window, Windows};
 
-/// Default window width, s.
+/// Default window width, s (`--window`).
 pub const WIDTH_S: f64 = 10.0;
 
-/// The windows of a run from its records (warmup excluded); `gauges` with their times as ms
+/// What the windows and the steady state read of one measured request (56 bytes). A run
+/// keeps one for every request, also past `--keep-records`, so a long run has its windows.
+/// Latencies are held as µs in 32 bits: one past 71 minutes is held as 71 minutes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub intended_us: u64,
+    pub end_us: u64,
+    /// The request's index, the tie-break of equal intended sends.
+    pub index: u32,
+    pub output_tokens: u32,
+    pub ttft_us: Option<u32>,
+    /// Rounded to the µs, as the histograms hold it.
+    pub tpot_us: Option<u32>,
+    pub e2e_us: Option<u32>,
+    pub ok: bool,
+    /// Failed: every outcome but ok and aborted.
+    pub error: bool,
+}
+
+impl Point {
+    /// The point of a measured request; `None` for a warm-up one.
+    pub fn of(r: &RequestRecord) -> Option<Point> {
+        let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        (!r.warmup).then(|| Point {
+            intended_us: r.intended_us,
+            end_us: r.end_us,
+            index: small(r.index),
+            output_tokens: small(r.output_tokens),
+            ttft_us: r.ttft_us.map(small),
+            tpot_us: r.tpot_us.map(|t| small(t.round() as u64)),
+            e2e_us: r.e2e_us.map(small),
+            ok: r.outcome.is_ok(),
+            error: !r.outcome.is_ok() && r.outcome != Outcome::Aborted,
+        })
+    }
+}
+
+/// The windows of a run from its measured requests' points; `gauges` with their times as ms
 /// from the run's start. `None` without a measured request.
-pub fn compute(
-    records: &[RequestRecord],
-    width_s: f64,
-    gauges: &[(f64, &GaugeSample)],
-) -> Option<Windows> {
-    let measured: Vec<&RequestRecord> = records.iter().filter(|r| !r.warmup).collect();
-    let t0 = measured.iter().map(|r| r.intended_us).min()?;
-    let end = measured.iter().map(|r| r.end_us).max()?.max(t0 + 1);
+pub fn compute(points: &[Point], width_s: f64, gauges: &[(f64, &GaugeSample)]) -> Option<Windows> {
+    let t0 = points.iter().map(|r| r.intended_us).min()?;
+    let end = points.iter().map(|r| r.end_us).max()?.max(t0 + 1);
     let width_us = (width_s * 1e6).max(1.0) as u64;
     let n = (end - t0).div_ceil(width_us).max(1) as usize;
     let rows = (0..n)
         .map(|i| {
             let (lo, hi) = (t0 + i as u64 * width_us, t0 + (i as u64 + 1) * width_us);
-            window(&measured, lo, hi, t0, gauges)
+            window(points, lo, hi, t0, gauges)
         })
         .collect();
-    let (steady, steady_missing) = match steady(&measured, t0) {
+    let (steady, steady_missing) = match steady(points, t0) {
         Ok(s) => (Some(s), None),
         Err(why) => (None, Some(why)),
     };
@@ -54,19 +87,21 @@ pub fn compute(
     })
 }
 
-/// [`compute`] at [`WIDTH_S`] for a run whose clock started at `started_at`: the server's
-/// gauges placed on the records' clock (ms from the run's start).
+/// [`of_points`] from a run's records (warm-up ones left out).
 pub fn of_run(
     records: &[RequestRecord],
     server: Option<&ServerMetrics>,
     started_at: chrono::DateTime<chrono::Utc>,
+    width_s: f64,
 ) -> Option<Windows> {
-    of_run_width(records, server, started_at, WIDTH_S)
+    let points: Vec<Point> = records.iter().filter_map(Point::of).collect();
+    of_points(&points, server, started_at, width_s)
 }
 
-/// [`of_run`] with windows of `width_s` (a report's finer time series of a short run).
-pub fn of_run_width(
-    records: &[RequestRecord],
+/// [`compute`] for a run whose clock started at `started_at`: the server's gauges placed on
+/// the requests' clock (ms from the run's start).
+pub fn of_points(
+    points: &[Point],
     server: Option<&ServerMetrics>,
     started_at: chrono::DateTime<chrono::Utc>,
     width_s: f64,
@@ -80,35 +115,29 @@ pub fn of_run_width(
                 .collect()
         })
         .unwrap_or_default();
-    compute(records, width_s, &gauges)
+    compute(points, width_s, &gauges)
 }
 
-fn window(
-    measured: &[&RequestRecord],
-    lo: u64,
-    hi: u64,
-    t0: u64,
-    gauges: &[(f64, &GaugeSample)],
-) -> Window {
+fn window(points: &[Point], lo: u64, hi: u64, t0: u64, gauges: &[(f64, &GaugeSample)]) -> Window {
     let width_s = (hi - lo) as f64 / 1e6;
-    let sent: Vec<&&RequestRecord> = measured
+    let sent: Vec<&Point> = points
         .iter()
         .filter(|r| (lo..hi).contains(&r.intended_us))
         .collect();
-    let done: Vec<&&RequestRecord> = measured
+    let done: Vec<&Point> = points
         .iter()
-        .filter(|r| r.outcome.is_ok() && (lo..hi).contains(&r.end_us))
+        .filter(|r| r.ok && (lo..hi).contains(&r.end_us))
         .collect();
-    let overlap: u64 = measured
+    let overlap: u64 = points
         .iter()
         .map(|r| r.end_us.min(hi).saturating_sub(r.intended_us.max(lo)))
         .sum();
-    let quantile = |f: fn(&RequestRecord) -> Option<u64>, p: f64| {
+    let quantile = |f: fn(&Point) -> Option<u32>, p: f64| {
         let mut h = new_histogram();
         sent.iter()
-            .filter(|r| r.outcome.is_ok())
+            .filter(|r| r.ok)
             .filter_map(|r| f(r))
-            .for_each(|v| record_us(&mut h, v));
+            .for_each(|v| record_us(&mut h, u64::from(v)));
         Sample::from_hist(&h).quantile(p).map(|v| v / 1000.0)
     };
     let in_window: Vec<&GaugeSample> = gauges
@@ -124,16 +153,13 @@ fn window(
         start_s: (lo - t0) as f64 / 1e6,
         end_s: (hi - t0) as f64 / 1e6,
         sent: sent.len() as u64,
-        errors: sent
-            .iter()
-            .filter(|r| !r.outcome.is_ok() && r.outcome != Outcome::Aborted)
-            .count() as u64,
+        errors: sent.iter().filter(|r| r.error).count() as u64,
         request_rps: done.len() as f64 / width_s,
-        output_tps: done.iter().map(|r| r.output_tokens).sum::<u64>() as f64 / width_s,
+        output_tps: done.iter().map(|r| u64::from(r.output_tokens)).sum::<u64>() as f64 / width_s,
         in_flight: overlap as f64 / (hi - lo) as f64,
         ttft_p50_ms: quantile(|r| r.ttft_us, 0.5),
         ttft_p95_ms: quantile(|r| r.ttft_us, 0.95),
-        tpot_p50_ms: quantile(|r| r.tpot_us.map(|t| t.round() as u64), 0.5),
+        tpot_p50_ms: quantile(|r| r.tpot_us, 0.5),
         e2e_p50_ms: quantile(|r| r.e2e_us, 0.5),
         server_running: mean(|g| g.running),
         server_waiting: mean(|g| g.waiting),
@@ -142,8 +168,8 @@ fn window(
 }
 
 /// The steady state, or why there is none.
-fn steady(measured: &[&RequestRecord], t0: u64) -> Result<SteadyState, String> {
-    let mut ok: Vec<&&RequestRecord> = measured.iter().filter(|r| r.outcome.is_ok()).collect();
+fn steady(points: &[Point], t0: u64) -> Result<SteadyState, String> {
+    let mut ok: Vec<&Point> = points.iter().filter(|r| r.ok).collect();
     ok.sort_by_key(|r| (r.intended_us, r.index));
     let series: Vec<f64> = ok
         .iter()
@@ -158,19 +184,15 @@ fn steady(measured: &[&RequestRecord], t0: u64) -> Result<SteadyState, String> {
         )
     })?;
     let start = ok[cut.min(ok.len() - 1)].intended_us;
-    let end = measured
-        .iter()
-        .map(|r| r.intended_us)
-        .max()
-        .unwrap_or(start);
+    let end = points.iter().map(|r| r.intended_us).max().unwrap_or(start);
     if end <= start {
         return Err("the warm-up MSER-5 found lasts to the last send: no steady part".into());
     }
-    let inside: Vec<&&RequestRecord> = measured
+    let inside: Vec<&Point> = points
         .iter()
         .filter(|r| (start..=end).contains(&r.intended_us))
         .collect();
-    let done: Vec<&&&RequestRecord> = inside.iter().filter(|r| r.outcome.is_ok()).collect();
+    let done: Vec<&&Point> = inside.iter().filter(|r| r.ok).collect();
     // Rates as (n − 1) over the span from the first to the last event: arrivals over their
     // sends, the same requests' completions over their ends. A server that keeps up completes
     // requests as they arrive, about one latency later, so the two spans match.
@@ -183,13 +205,13 @@ fn steady(measured: &[&RequestRecord], t0: u64) -> Result<SteadyState, String> {
     let (s_lo, s_hi) = span(&mut inside.iter().map(|r| r.intended_us));
     let (e_lo, e_hi) = span(&mut done.iter().map(|r| r.end_us));
     let achieved = rate(done.len(), e_lo, e_hi).unwrap_or(0.0);
-    let tokens: u64 = done.iter().map(|r| r.output_tokens).sum();
+    let tokens: u64 = done.iter().map(|r| u64::from(r.output_tokens)).sum();
     Ok(SteadyState {
         method: "MSER-5 on E2E in intended-send order (warm-up); the last intended send (drain)"
             .into(),
         start_s: (start - t0) as f64 / 1e6,
         end_s: (end - t0) as f64 / 1e6,
-        warmup_requests: measured.iter().filter(|r| r.intended_us < start).count() as u64,
+        warmup_requests: points.iter().filter(|r| r.intended_us < start).count() as u64,
         requests: inside.len() as u64,
         offered_rps: rate(inside.len(), s_lo, s_hi).unwrap_or(0.0),
         achieved_rps: achieved,
@@ -218,7 +240,7 @@ pub fn steady_only(
             run.run_id, run.requests_omitted
         ));
     }
-    let measured: Vec<&RequestRecord> = run.requests.iter().filter(|r| !r.warmup).collect();
+    let measured: Vec<Point> = run.requests.iter().filter_map(Point::of).collect();
     let t0 = measured
         .iter()
         .map(|r| r.intended_us)
@@ -264,7 +286,7 @@ mod tests {
     use crate::testkit::record;
 
     /// `n` requests every 100 ms, each `e2e(i)` ms long, 10 output tokens.
-    fn run(n: u64, e2e: impl Fn(u64) -> u64) -> Vec<RequestRecord> {
+    fn run(n: u64, e2e: impl Fn(u64) -> u64) -> Vec<Point> {
         (0..n)
             .map(|i| RequestRecord {
                 intended_us: i * 100_000,
@@ -275,7 +297,14 @@ mod tests {
                 output_tokens: 10,
                 ..record(i, Outcome::Ok)
             })
+            .filter_map(|r| Point::of(&r))
             .collect()
+    }
+
+    #[test]
+    fn a_point_is_as_small_as_the_docs_say() {
+        // docs/measurement.md and --keep-records' help quote it: a run keeps one a request.
+        assert_eq!(std::mem::size_of::<Point>(), 56);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod hist;
 pub mod history;
 pub mod metric;
 pub mod record;
+pub mod request_id;
 pub mod result;
 pub mod scenario;
 pub mod selftest;

@@ -311,6 +311,15 @@ pub enum RampShape {
 }
 
 impl Ramp {
+    /// The same ramp for a part `f` of the load (a shard's share of the workers): it starts at
+    /// `f · from` and climbs to the part's own target.
+    pub fn scaled(self, f: f64) -> Ramp {
+        Ramp {
+            from: self.from * f,
+            ..self
+        }
+    }
+
     /// The level at `t` seconds, climbing to `to`.
     pub fn level(&self, t: f64, to: f64) -> f64 {
         let x = (t / self.over_s).clamp(0.0, 1.0);

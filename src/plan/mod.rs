@@ -108,10 +108,18 @@ impl Plan {
                     max_concurrency: max_concurrency.map(|m| share(m, shard).max(1)),
                 }
             }
-            LoadMode::Closed { concurrency } => Release::Closed {
-                workers: share(*concurrency, shard).max(1),
-                ramp: s.load.ramp,
-            },
+            LoadMode::Closed { concurrency } => {
+                let workers = share(*concurrency, shard).max(1);
+                Release::Closed {
+                    workers,
+                    // A shard ramps its share of the workers from its share of the start, so
+                    // the shards together start at `from` and climb as one loop would.
+                    ramp: s
+                        .load
+                        .ramp
+                        .map(|r| r.scaled(f64::from(workers) / f64::from((*concurrency).max(1)))),
+                }
+            }
         };
         Ok(Plan {
             generator: Generator::new(s),
@@ -250,6 +258,36 @@ mod tests {
         assert_eq!(p.index(2), 5);
         let unbounded = Plan::new(&scenario("concurrency = 2\nduration = \"5s\""), None).unwrap();
         assert_eq!(unbounded.planned(), None);
+    }
+
+    #[test]
+    fn sharded_closed_loop_ramps_start_where_one_loop_would() {
+        let s = scenario("concurrency = 8\nrequests = 40\nramp = { from = 2, over = \"10s\" }");
+        let starts = |p: &Plan| {
+            let Release::Closed { workers, ramp } = p.release else {
+                panic!()
+            };
+            let r = ramp.unwrap();
+            (1..=workers)
+                .map(|k| r.reaches(f64::from(k), f64::from(workers)))
+                .collect::<Vec<f64>>()
+        };
+        let whole = starts(&Plan::new(&s, None).unwrap());
+        assert_eq!(whole.iter().filter(|t| **t == 0.0).count(), 2);
+        // Two shards of 4 workers: one worker each at the start, not two each.
+        let mut both: Vec<f64> = (0..2)
+            .flat_map(|k| starts(&Plan::new(&s, Some(Shard { index: k, count: 2 })).unwrap()))
+            .collect();
+        both.sort_by(f64::total_cmp);
+        assert_eq!(both.iter().filter(|t| **t == 0.0).count(), 2, "{both:?}");
+        assert!((both[7] - 10.0).abs() < 1e-9 && (whole[7] - 10.0).abs() < 1e-9);
+        // Each shard's k-th worker joins when the whole loop's level reaches 2k.
+        for (k, t) in both.iter().enumerate() {
+            assert!(
+                (t - whole[k / 2 * 2 + 1]).abs() < 1e-9 || *t == 0.0,
+                "{both:?} {whole:?}"
+            );
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::engine::runner::{self, Stop};
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
 use crate::metrics::summary::{Accumulator, RunCounts};
+use crate::metrics::windows::Point;
 use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::model::scenario::Scenario;
 use crate::model::server::ServerMetrics;
@@ -149,6 +150,8 @@ impl Session {
         };
         let mut progress = Progress::new(show, plan.planned());
         let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
+        // Every measured request's point, past --keep-records too: the windows need them all.
+        let mut points = Vec::new();
         let data = runner::run(
             sender.clone(),
             &plan,
@@ -158,6 +161,7 @@ impl Session {
             |r| {
                 progress.record(r);
                 acc.add(r);
+                points.extend(Point::of(r));
                 if let Some(w) = &mut csv {
                     w.write(r);
                 }
@@ -175,8 +179,12 @@ impl Session {
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
         summary.counts.connections = Some(sender.connections_opened());
         summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
-        let windows =
-            crate::metrics::windows::of_run(&data.records, server_metrics.as_ref(), started_at);
+        let windows = crate::metrics::windows::of_points(
+            &points,
+            server_metrics.as_ref(),
+            started_at,
+            spec.window_s,
+        );
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),

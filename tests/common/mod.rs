@@ -283,8 +283,7 @@ fn respond(
     let index = headers
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.rsplit('-').next())
-        .and_then(|v| v.parse::<u64>().ok());
+        .and_then(bench::model::request_id::index);
     let authorization = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())

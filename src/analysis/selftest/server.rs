@@ -3,7 +3,7 @@
 //! `[DONE]` — all ready at once (flat out) or one content chunk every `pace` — so the client is
 //! the bottleneck. It stamps the moment it hands the first content chunk to hyper, as
 //! microseconds since the Unix epoch (a clock both processes share), keyed by the request
-//! index at the end of the `x-request-id` header.
+//! index the `x-request-id` header carries (`model::request_id`).
 //!
 //! It runs on a thread of its own with a one-worker runtime, and `bench selftest --serve ADDR`
 //! runs it alone in a process of its own, which is how `bench selftest` measures the client
@@ -128,8 +128,7 @@ async fn stream(State(s): State<ServerState>, headers: HeaderMap) -> Response {
     let index = headers
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.rsplit('-').next())
-        .and_then(|v| v.parse::<u64>().ok());
+        .and_then(crate::model::request_id::index);
     let chunks = s.chunks.clone();
     let stamps = s.stamps.clone();
     let pace = s.pace;

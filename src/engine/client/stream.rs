@@ -8,6 +8,7 @@ use super::{counted_http_client, error_chain, ConnectCounter, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
 use crate::model::record::{Outcome, RequestRecord};
+use crate::model::request_id;
 use crate::model::scenario::RequestParams;
 use crate::model::wire::Usage;
 use crate::plan::prompts::RequestSpec;
@@ -31,7 +32,7 @@ pub struct HttpSender {
     reuse: Reuse,
     target: Arc<Target>,
     params: RequestParams,
-    /// Prefix of the `X-Request-Id` header (`{run_id}-{index}`), so server logs line up.
+    /// What the `X-Request-Id` header names with each index ([`request_id::of`]).
     run_id: String,
     url: Url,
 }
@@ -215,7 +216,7 @@ impl HttpSender {
             .post(self.url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header("x-request-id", format!("{}-{}", self.run_id, spec.index))
+            .header("x-request-id", request_id::of(&self.run_id, spec.index))
             .body(body);
         if let Some(k) = self.target.api_key() {
             req = req.bearer_auth(k);

@@ -4,7 +4,7 @@
 
 use super::plot::{chart, Frame, Mark, Ref, Series};
 use super::{config, esc, page, percentiles};
-use crate::metrics::windows::{of_run_width, WIDTH_S};
+use crate::metrics::windows::{of_run, WIDTH_S};
 use crate::model::result::RunResult;
 use crate::model::scenario::Slo;
 use crate::model::windows::{Window, Windows};
@@ -78,11 +78,20 @@ fn turns(r: &RunResult) -> String {
     o
 }
 
-/// The windows the page draws: the run's own (10 s) when there are at least 6 of them,
-/// otherwise finer ones (a 1-2-5 width giving ≥ 20 windows), so a short run has a curve too.
+/// The windows the page draws: the run's own (from every request, `--window` wide) when
+/// there are at least 6 of them or the run kept no records to cut finer ones from (over
+/// `--keep-records`), otherwise finer ones from its records (a 1-2-5 width giving ≥ 20
+/// windows), so a short run has a curve too.
 pub fn windows_for_page(r: &RunResult) -> Option<Windows> {
-    if let Some(w) = r.windows.as_ref().filter(|w| w.rows.len() >= 6) {
+    if let Some(w) = r
+        .windows
+        .as_ref()
+        .filter(|w| w.rows.len() >= 6 || r.requests_omitted > 0)
+    {
         return Some(w.clone());
+    }
+    if r.requests_omitted > 0 {
+        return None;
     }
     let span = r
         .requests
@@ -95,7 +104,7 @@ pub fn windows_for_page(r: &RunResult) -> Option<Windows> {
         .into_iter()
         .find(|w| span / w <= 40.0)
         .unwrap_or(WIDTH_S);
-    of_run_width(&r.requests, r.server_metrics.as_ref(), r.started_at, width)
+    of_run(&r.requests, r.server_metrics.as_ref(), r.started_at, width)
 }
 
 /// One time-series chart: its title, y axis, an SLO line and its series.
@@ -257,15 +266,7 @@ pub fn run_report(r: &RunResult) -> String {
     b.push_str(&turns(r));
     b.push_str("<h2>Latency by percentile</h2>");
     b.push_str(&percentiles(&[("run", vec![r])], &r.scenario.slo));
-    if r.requests_omitted > 0 {
-        // Windows from the kept records alone would draw part of the run as all of it.
-        let _ = write!(
-            b,
-            "<p class=\"note\">No time series: the run kept {} of its {} requests' records (--keep-records); the figures above come from histograms of every request.</p>",
-            r.requests.len(),
-            r.requests.len() as u64 + r.requests_omitted
-        );
-    } else if let Some(w) = windows_for_page(r) {
+    if let Some(w) = windows_for_page(r) {
         b.push_str("<h2>Over the run</h2>");
         b.push_str(&over_time(&w, &r.scenario.slo));
     }
@@ -298,5 +299,19 @@ mod tests {
         let html = run_report(&r);
         assert!(html.len() < 1_000_000, "{} bytes", html.len());
         assert!(html.contains("Over the run"));
+    }
+
+    #[test]
+    fn a_run_past_keep_records_draws_its_own_windows() {
+        let mut r = lognormal_run(300, 40.0, 0.0, &mut rng(3));
+        // As a run past --keep-records stores it: windows from every request, no records.
+        r.windows = of_run(&r.requests, None, r.started_at, 0.5);
+        r.requests_omitted = r.requests.len() as u64;
+        r.requests.clear();
+        let w = windows_for_page(&r).expect("the run's own windows");
+        assert_eq!(w.width_s, 0.5);
+        assert!(run_report(&r).contains("Over the run"));
+        r.windows = None;
+        assert!(windows_for_page(&r).is_none());
     }
 }
