@@ -80,7 +80,7 @@ fn a_run_over_keep_records_streams_them_to_csv_and_keeps_none() {
 fn a_window_that_is_not_a_width_is_a_usage_error() {
     let (addr, _log) = common::spawn_background(fast());
     let dir = tempfile::tempdir().unwrap();
-    let scenario = common::scenario(dir.path(), addr, "", "requests = 2");
+    let scenario = common::scenario(dir.path(), addr, "", "concurrency = 1\nrequests = 2");
     let out = bench()
         .arg("run")
         .arg(&scenario)

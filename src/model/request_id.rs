@@ -42,7 +42,7 @@ mod tests {
 
     #[test]
     fn a_request_id_is_a_uuid_that_carries_its_index_and_run() {
-        for index in [
+        for i in [
             0,
             1,
             41,
@@ -50,16 +50,17 @@ mod tests {
             0xffff_ffff_ffff + 1,
             (1 << 62) - 1,
         ] {
-            let id = of("chat-short-20261205T194723.144Z", index);
+            let id = of("chat-short-20261205T194723.144Z", i);
             let u = id.as_bytes();
             assert_eq!(id.len(), 36, "{id}");
             assert_eq!(u[14], b'8', "version 8: {id}");
             assert!(b"89ab".contains(&u[19]), "RFC 9562 variant: {id}");
-            assert_eq!(index(&id), Some(index), "{id}");
+            assert_eq!(index(&id), Some(i), "{id}");
         }
         assert_ne!(of("run-a", 3)[..23], of("run-b", 3)[..23]);
         // validation/pool-race.sh computes the same run prefix in Python.
-        assert!(of("chat-short-20261205T194723.144Z", 41).starts_with("a1a3a1c2-8c1a-837c-8000-000000000029"));
+        assert!(of("chat-short-20261205T194723.144Z", 41)
+            .starts_with("a1a3a1c2-8c1a-837c-8000-000000000029"));
         assert_eq!(of("run-a", 3), of("run-a", 3));
         for other in ["run-12", "", "3b7e4c9a-1f2d-4e5b-8a6c-0d9e8f7a6bzz"] {
             assert_eq!(index(other), None, "{other}");
