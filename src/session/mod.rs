@@ -151,7 +151,8 @@ impl Session {
         let mut progress = Progress::new(show, plan.planned());
         let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
         // Every measured request's point, past --keep-records too: the windows need them all.
-        let mut points = Vec::new();
+        // Reserved up front (up to 2^20) so that growing the vector does not hold two copies.
+        let mut points = Vec::with_capacity(plan.planned().unwrap_or(0).min(1 << 20) as usize);
         let data = runner::run(
             sender.clone(),
             &plan,
