@@ -195,7 +195,8 @@ pub struct RunOpts {
     pub calibrate: bool,
     /// Calibrate with this local Hugging Face tokenizer.json instead of the server's /tokenize
     /// (implies --calibrate); one probe request measures what the server adds around a prompt
-    /// (chat template, BOS).
+    /// (chat template, BOS). It also counts the tokens of each chunk of a stream whose server
+    /// reports only its total.
     #[arg(long, value_name = "FILE")]
     pub tokenizer: Option<PathBuf>,
     /// Send only shard I of N of the plan (requests with index ≡ I mod N, at their planned

@@ -13,25 +13,26 @@ mod common;
 use serde_json::Value;
 use std::collections::HashMap;
 
-fn scenario(dir: &std::path::Path) -> std::path::PathBuf {
+/// `extra`: lines of `[request.extra]`.
+fn scenario(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
     let p = dir.join("r.toml");
     std::fs::write(
         &p,
-        "name = \"reasoning\"\nseed = 4\n[request]\nfirst_token_timeout_s = 5\ntimeout_s = 20\n[workload]\ntype = \"synthetic\"\ninput_tokens = 32\noutput_tokens = 48\n[load]\nconcurrency = 2\nrequests = 12\n[sim]\nreasoning_tokens = 20\nspec = 4\nspec_alpha = 0.8\nbandwidth_gbs = 3000\ntflops = 1210\nstep_overhead_ms = 2\n",
+        "name = \"reasoning\"\nseed = 4\n[request]\nfirst_token_timeout_s = 5\ntimeout_s = 20\n[request.extra]\n".to_string() + extra + "\n[workload]\ntype = \"synthetic\"\ninput_tokens = 32\noutput_tokens = 48\n[load]\nconcurrency = 2\nrequests = 12\n[sim]\nreasoning_tokens = 20\nspec = 4\nspec_alpha = 0.8\nbandwidth_gbs = 3000\ntflops = 1210\nstep_overhead_ms = 2\n",
     )
     .unwrap();
     p
 }
 
-/// The simulator's truth lines by request index.
+/// The simulator's truth lines by request index (a calibration probe names none).
 fn truth(path: &std::path::Path) -> HashMap<u64, Value> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|l| {
-            let id = bench::model::request_id::index(l["request_id"].as_str().unwrap());
-            (id.unwrap(), l)
+        .filter_map(|l| {
+            let id = bench::model::request_id::index(l["request_id"].as_str()?)?;
+            Some((id, l))
         })
         .collect()
 }
@@ -39,7 +40,7 @@ fn truth(path: &std::path::Path) -> HashMap<u64, Value> {
 #[test]
 fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path());
+    let s = scenario(dir.path(), "");
     let out = dir.path().join("o");
     let log = dir.path().join("truth.jsonl");
     let run = common::run_ok(&s, &out, &["--sim-truth-log", log.to_str().unwrap()]);
@@ -146,4 +147,97 @@ fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     assert!(max(&ttft_extra) < 200_000 && max(&ttfo_extra) < 200_000);
     assert!(worst < 0.5, "TPOT {worst}");
     assert!(itl_token_rel.abs() < 0.5, "per-token ITL {itl_token_rel}");
+}
+
+/// The server's chunks of one request by tokens carried, as it sent them: the tokens handed
+/// over at one instant, split where reasoning gives way to answer (the simulator sends each
+/// part as its own chunk). Returns the per-token gaps' sum (ms) and count: a chunk of k
+/// tokens after a gap g counts k gaps of g / k.
+fn truth_chunks(t: &Value, into: &mut std::collections::BTreeMap<u64, u64>) -> (f64, f64) {
+    let reasoning = t["reasoning_tokens"].as_u64().unwrap() as usize;
+    let at: Vec<u64> = t["token_us"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let mut chunks: Vec<((u64, bool), u64)> = Vec::new();
+    for (i, &u) in at.iter().enumerate() {
+        let key = (u, i < reasoning);
+        match chunks.last_mut() {
+            Some((k, n)) if *k == key => *n += 1,
+            _ => chunks.push((key, 1)),
+        }
+    }
+    for (_, n) in &chunks {
+        *into.entry(*n).or_default() += 1;
+    }
+    chunks.windows(2).fold((0.0, 0.0), |(s, n), w| {
+        (
+            s + (w[1].0 .0 - w[0].0 .0) as f64 / 1000.0,
+            n + w[1].1 as f64,
+        )
+    })
+}
+
+#[test]
+fn without_per_chunk_usage_the_local_tokenizer_counts_each_chunk_as_the_server_sent_it() {
+    // Usage only at the end, as llama-server sends it: several tokens a chunk, not said which.
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(dir.path(), "stream_options = { include_usage = true }");
+    let tok = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tokenizer-words.json"
+    );
+    let log = dir.path().join("truth.jsonl");
+    let out = dir.path().join("o");
+    let run = common::run_ok(
+        &s,
+        &out,
+        &["--sim-truth-log", log.to_str().unwrap(), "--tokenizer", tok],
+    );
+    let truth = truth(&log);
+    let mut want = std::collections::BTreeMap::new();
+    let (mut truth_sum, mut truth_n) = (0.0, 0.0);
+    for r in run["requests"].as_array().unwrap() {
+        let t = &truth[&r["index"].as_u64().unwrap()];
+        assert_eq!(r["output_tokens"], t["output_tokens"]);
+        assert_eq!(r["stream"]["chunk_tokens"], "counted", "{r}");
+        let (sum, n) = truth_chunks(t, &mut want);
+        truth_sum += sum;
+        truth_n += n;
+    }
+    let chunks = &run["summary"]["tokens"]["chunks"];
+    assert_eq!(chunks["requests_counted"], 12, "{chunks}");
+    assert_eq!(chunks["requests_estimated"], 0, "{chunks}");
+    let got: std::collections::BTreeMap<u64, u64> = chunks["by_tokens"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        got, want,
+        "chunks by tokens: the client's count vs the server's"
+    );
+    assert!(want.keys().any(|&k| k > 1), "several tokens in some chunk");
+    // The per-token gaps now cover every token after each stream's first chunk.
+    let itl_token = run["summary"]["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "itl_token")
+        .unwrap()
+        .clone();
+    let server = truth_sum / truth_n;
+    let rel = itl_token["mean"].as_f64().unwrap() / server - 1.0;
+    println!(
+        "counted chunks: itl_token mean {:.3} ms over {} gaps ({:+.3} % from the server's {:.3} ms)",
+        itl_token["mean"].as_f64().unwrap(),
+        itl_token["count"],
+        rel * 100.0,
+        server
+    );
+    assert_eq!(itl_token["count"].as_f64().unwrap(), truth_n);
+    assert!(rel.abs() < 0.5, "per-token ITL {rel}");
 }

@@ -146,6 +146,9 @@ pub enum ChunkTokens {
     /// The server reported more (or fewer) tokens than chunks but not which chunk carried
     /// them: each chunk after the first is taken to carry (output − 1) / (chunks − 1).
     Estimated,
+    /// As for `Estimated`, but a local tokenizer (`--tokenizer`) counted the stream's text,
+    /// encoded once in whole, each token given to the chunk its text ended in.
+    Counted,
 }
 
 impl ChunkTokens {
@@ -158,6 +161,7 @@ impl ChunkTokens {
             ChunkTokens::One => "one",
             ChunkTokens::Reported => "reported",
             ChunkTokens::Estimated => "estimated",
+            ChunkTokens::Counted => "counted",
         }
     }
 }

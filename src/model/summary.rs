@@ -253,6 +253,10 @@ pub struct ChunkSummary {
     /// Requests with more tokens than chunks and no per-chunk usage: their per-token gaps
     /// take each chunk after the first to carry (output − 1) / (chunks − 1) tokens.
     pub requests_estimated: u64,
+    /// Requests with more tokens than chunks and no per-chunk usage whose chunks the local
+    /// tokenizer (`--tokenizer`) counted.
+    #[serde(default)]
+    pub requests_counted: u64,
 }
 
 impl ChunkSummary {

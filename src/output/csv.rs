@@ -428,6 +428,9 @@ fn stream_rows(s: &Summary, rows: &mut Vec<(String, String, String, String)>) {
             );
         }
         row("chunk_tokens_estimated", "requests", c.requests_estimated.to_string(), "several tokens a chunk but no per-chunk usage: (output − 1) / (chunks − 1) a chunk assumed");
+        if c.requests_counted > 0 {
+            row("chunk_tokens_counted", "requests", c.requests_counted.to_string(), "several tokens a chunk but no per-chunk usage: the local tokenizer counted each chunk's tokens");
+        }
     }
 }
 

@@ -132,11 +132,15 @@ fn figures(o: &mut String, run: &RunResult) {
             .collect();
         let _ = writeln!(
             o,
-            "  tokens a chunk: mean {:.2} over {} chunks ({}); per chunk reported by the server in {} requests, estimated in {}. itl is per chunk, itl_token per token",
+            "  tokens a chunk: mean {:.2} over {} chunks ({}); per chunk reported by the server in {} requests,{} estimated in {}. itl is per chunk, itl_token per token",
             ch.mean_tokens,
             ch.chunks,
             if buckets.is_empty() { "none known".to_string() } else { buckets.join(", ") },
             ch.requests_reported,
+            match ch.requests_counted {
+                0 => String::new(),
+                n => format!(" counted with the local tokenizer in {n},"),
+            },
             ch.requests_estimated
         );
     }

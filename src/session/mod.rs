@@ -140,7 +140,11 @@ impl Session {
         );
         let mut request = s.request.clone();
         request.extra.extend(spec.params.clone());
-        let sender = Arc::new(HttpSender::new(conn.target, request, run_id.clone())?);
+        let chunk_tokenizer = spec.tokenizer.as_ref().map(|(_, t)| t.clone());
+        let sender = Arc::new(
+            HttpSender::new(conn.target, request, run_id.clone())?
+                .counting_chunks_with(chunk_tokenizer),
+        );
         let show = match spec.quiet {
             true => progress::Show::Nothing,
             false if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() => {

@@ -12,6 +12,7 @@
 //!
 //! [`RequestRecord`]: crate::model::record::RequestRecord
 
+mod chunk_text;
 pub mod local_tokenizer;
 pub mod openai;
 mod progress;

@@ -73,13 +73,18 @@ pub struct ChunkInfo {
 
 /// Interprets one JSON payload; `Err` means it is not a JSON object we can read.
 pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
-    interpret_into(data, None)
+    interpret_into(data, None, None)
 }
 
 /// [`interpret`], also appending the chunk's reply text (chat `content`, or completions
 /// `text`; reasoning is not part of the reply a client sends back) to `reply` when given —
-/// what a conversation's next turn carries as the assistant's message.
-pub fn interpret_into(data: &[u8], reply: Option<&mut String>) -> Result<ChunkInfo, String> {
+/// what a conversation's next turn carries as the assistant's message; and all its generated
+/// text (reasoning, then answer) to `generated` when given, for a local token count.
+pub fn interpret_into(
+    data: &[u8],
+    reply: Option<&mut String>,
+    generated: Option<&mut String>,
+) -> Result<ChunkInfo, String> {
     let c: Chunk = serde_json::from_slice(data).map_err(|e| {
         let shown = String::from_utf8_lossy(&data[..data.len().min(120)]).into_owned();
         format!("unreadable chunk ({e}): {shown}")
@@ -118,6 +123,20 @@ pub fn interpret_into(data: &[u8], reply: Option<&mut String>) -> Result<ChunkIn
             .as_ref()
             .and_then(|d| d.content.as_deref())
             .filter(|t| room(out, t))
+        {
+            out.push_str(t);
+        }
+    }
+    if let (Some(out), Some(ch)) = (generated, c.choices.first()) {
+        let d = ch.delta.as_ref();
+        for t in [
+            d.and_then(|d| d.reasoning_content.as_deref()),
+            d.and_then(|d| d.reasoning.as_deref()),
+            ch.text.as_deref(),
+            d.and_then(|d| d.content.as_deref()),
+        ]
+        .into_iter()
+        .flatten()
         {
             out.push_str(t);
         }
@@ -206,7 +225,7 @@ mod tests {
             br#"{"choices":[{"delta":{"content":"Hello"}}]}"#,
             br#"{"choices":[{"delta":{"content":" world"},"finish_reason":"stop"}]}"#,
         ] {
-            interpret_into(c, Some(&mut reply)).unwrap();
+            interpret_into(c, Some(&mut reply), None).unwrap();
         }
         assert_eq!(reply, "Hello world");
     }

@@ -7,13 +7,16 @@
 //! gaps of g / k, so the per-token gaps of a stream sum to E2E − TTFT. A server that does not
 //! say is taken at its word where output tokens = chunks (one each); otherwise every chunk
 //! after the first is taken to carry (output − 1) / (chunks − 1), and the request says
-//! `estimated`.
+//! `estimated` — unless a local tokenizer was given: then the stream's text is counted
+//! ([`super::chunk_text`]) and the request says `counted`.
 
+use super::chunk_text::{ChunkText, Counted};
 use super::openai::interpret_into;
 use super::sse::SseEvent;
 use crate::engine::runner::{Gaps, TokensPerChunk};
 use crate::model::record::{ChunkTokens, Outcome, StreamDetail};
 use crate::model::wire::Usage;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -42,6 +45,27 @@ pub(super) struct Progress {
     /// Chunks with reasoning text and no answer text.
     pub(super) reasoning_chunks: u32,
     tokens: ChunkCount,
+    /// The stream's text by chunk, kept only when a local tokenizer may count it.
+    text: Option<ChunkText>,
+    /// Its chunks' tokens as the local tokenizer counted them ([`Self::count_chunks`]).
+    counted: Option<ChunkCount>,
+}
+
+/// The local counts replayed as if the server had put them on every chunk.
+fn replay(counts: Vec<Counted>) -> ChunkCount {
+    let mut c = ChunkCount {
+        local: true,
+        ..ChunkCount::default()
+    };
+    let mut cumulative = 0;
+    for k in counts {
+        cumulative += k.tokens;
+        let got = c.chunk(k.gap_us, Some(cumulative));
+        if k.reasoning {
+            c.reasoning += got;
+        }
+    }
+    c
 }
 
 /// Tokens a chunk, from the cumulative usage a server puts on every chunk when asked
@@ -60,6 +84,8 @@ struct ChunkCount {
     per_chunk: TokensPerChunk,
     /// Tokens of the reasoning chunks (one each while unknown).
     reasoning: u64,
+    /// The counts are the local tokenizer's, not the server's.
+    local: bool,
 }
 
 impl ChunkCount {
@@ -91,10 +117,12 @@ impl ChunkCount {
 }
 
 impl Progress {
-    /// A stream about to be read; `keep_reply`: keep its text for a later turn.
-    pub(super) fn keeping_reply(keep_reply: bool) -> Progress {
+    /// A stream about to be read; `keep_reply`: keep its text for a later turn; `count`: keep
+    /// its text by chunk for a local tokenizer.
+    pub(super) fn new(keep_reply: bool, count: bool) -> Progress {
         Progress {
             reply: keep_reply.then(String::new),
+            text: count.then(ChunkText::default),
             ..Progress::default()
         }
     }
@@ -114,7 +142,8 @@ impl Progress {
                 self.done = true;
                 return Ok(());
             }
-            let info = interpret_into(&ev.data, self.reply.as_mut())
+            let generated = self.text.as_mut().map(|t| &mut t.text);
+            let info = interpret_into(&ev.data, self.reply.as_mut(), generated)
                 .map_err(|m| (Outcome::MalformedChunk, m))?;
             if let Some(e) = info.error {
                 return Err((Outcome::ServerError, e));
@@ -142,7 +171,11 @@ impl Progress {
             let k = self
                 .tokens
                 .chunk(gap, info.usage.and_then(|u| u.completion_tokens));
-            if info.reasoning_bytes == info.text_bytes {
+            let reasoning = info.reasoning_bytes == info.text_bytes;
+            if let Some(t) = self.text.as_mut() {
+                t.chunk(reasoning, gap);
+            }
+            if reasoning {
                 self.reasoning_chunks += 1;
                 self.tokens.reasoning += k;
             } else {
@@ -150,6 +183,22 @@ impl Progress {
             }
         }
         Ok(())
+    }
+
+    /// Counts the chunks' tokens with `tok` when the server did not say them one by one and
+    /// its total is not one a chunk; on a blocking thread, so a long reply's encoding holds up
+    /// no other stream's reads.
+    pub(super) async fn count_chunks(&mut self, tok: &Arc<tokenizers::Tokenizer>) {
+        let total = self.usage.and_then(|u| u.completion_tokens);
+        let needed = self.tokens.unknown && total.is_some_and(|n| n != self.chunks as u64);
+        let Some(text) = self.text.take().filter(|_| needed) else {
+            return;
+        };
+        let tok = tok.clone();
+        let counts = tokio::task::spawn_blocking(move || text.count(&tok)).await;
+        if let Ok(Ok(counts)) = counts {
+            self.counted = Some(replay(counts)).filter(|c| c.so_far > 0);
+        }
     }
 
     /// The stream's reasoning and tokens a chunk, now that its output tokens `n` are known;
@@ -161,9 +210,15 @@ impl Progress {
         since: impl Fn(Instant) -> u64,
     ) -> (StreamDetail, Option<Gaps>, TokensPerChunk) {
         let chunks = self.chunks as u64;
-        let t = std::mem::take(&mut self.tokens);
+        let mut t = std::mem::take(&mut self.tokens);
         let known = !t.unknown && t.so_far == n && chunks > 0;
-        let (source, itl_token, per_chunk, each) = if known && t.per_chunk.any_multi() {
+        if let Some(c) = self.counted.take().filter(|_| !known && n != chunks) {
+            t = c;
+        }
+        let (source, itl_token, per_chunk, each) = if t.local {
+            // Their sum is not forced to the server's total: the table says whose count it is.
+            (ChunkTokens::Counted, Some(t.itl_token_us), t.per_chunk, 1.0)
+        } else if known && t.per_chunk.any_multi() {
             (
                 ChunkTokens::Reported,
                 Some(t.itl_token_us),
@@ -229,7 +284,7 @@ mod tests {
     /// [`Progress`]; returns it with the send instant.
     fn feed(script: &[Scripted], reasoning_reported: Option<u64>) -> (Progress, Instant) {
         let t0 = Instant::now();
-        let mut p = Progress::default();
+        let mut p = Progress::new(false, true);
         let mut so_far = 0;
         let role = br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#;
         let one = |p: &mut Progress, data: Vec<u8>, at: Instant| {
@@ -376,6 +431,42 @@ mod tests {
         assert_close(&values(&itl_token), &[10_000, 10_000, 10_000]);
         assert_eq!(d.reasoning_tokens, None);
         assert_eq!(d.ttfo_us, None, "no reasoning: TTFO is TTFT, not stored");
+    }
+
+    #[tokio::test]
+    async fn without_per_chunk_usage_a_local_tokenizer_counts_each_chunk() {
+        // The same 10 tokens in 4 chunks, uneven this time; only the total is reported.
+        let script = [
+            (40, true, 2, false),
+            (70, false, 1, false),
+            (100, false, 5, false),
+            (130, false, 2, false),
+        ];
+        let (mut p, t0) = feed(&script, None);
+        let words = Arc::new(
+            tokenizers::Tokenizer::from_file(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/tokenizer-words.json"
+            ))
+            .unwrap(),
+        );
+        p.count_chunks(&words).await;
+        let (d, itl_token, per_chunk) = detail(&mut p, t0);
+        assert_eq!(d.chunk_tokens, ChunkTokens::Counted);
+        assert_eq!(
+            per_chunk.buckets().collect::<Vec<_>>(),
+            [(1, 1), (2, 2), (5, 1)]
+        );
+        // 30 ms over 1 token, then 30 ms over 5, then 30 ms over 2.
+        let mut want = vec![30_000, 6_000, 6_000, 6_000, 6_000, 6_000, 15_000, 15_000];
+        want.sort();
+        assert_close(&values(&itl_token), &want);
+        assert_eq!((d.reasoning_tokens, d.reasoning_counted), (Some(2), true));
+        // Without the tokenizer the same stream is estimated: 3 tokens a chunk after the first.
+        let (mut p, t0) = feed(&script, None);
+        let (d, itl_token, _) = detail(&mut p, t0);
+        assert_eq!(d.chunk_tokens, ChunkTokens::Estimated);
+        assert_close(&values(&itl_token), &[10_000, 10_000, 10_000]);
     }
 
     #[test]

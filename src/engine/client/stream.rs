@@ -35,6 +35,8 @@ pub struct HttpSender {
     /// What the `X-Request-Id` header names with each index ([`request_id::of`]).
     run_id: String,
     url: Url,
+    /// Counts the tokens of chunks the server did not count one by one (`--tokenizer`).
+    chunk_tokenizer: Option<Arc<tokenizers::Tokenizer>>,
 }
 
 impl HttpSender {
@@ -63,7 +65,17 @@ impl HttpSender {
             params,
             run_id,
             url,
+            chunk_tokenizer: None,
         })
+    }
+
+    /// Counts with `tok` the tokens of each chunk of a stream whose server reported its output
+    /// tokens only in total ([`ChunkTokens::Counted`]).
+    ///
+    /// [`ChunkTokens::Counted`]: crate::model::record::ChunkTokens::Counted
+    pub fn counting_chunks_with(mut self, tok: Option<Arc<tokenizers::Tokenizer>>) -> Self {
+        self.chunk_tokenizer = tok;
+        self
     }
 }
 
@@ -180,7 +192,7 @@ impl HttpSender {
             first: sent + Duration::from_secs_f64(self.params.first_token_timeout_s),
             total: sent + Duration::from_secs_f64(self.params.timeout_s),
         };
-        let mut p = Progress::keeping_reply(spec.keep_reply);
+        let mut p = Progress::new(spec.keep_reply, self.chunk_tokenizer.is_some());
         let mut retried = false;
         let mut done_at = None;
         let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {
@@ -191,6 +203,9 @@ impl HttpSender {
                 None => read_stream(resp, &mut p, &ctx, by, &mut done_at).await,
             },
         };
+        if let Some(tok) = &self.chunk_tokenizer {
+            p.count_chunks(tok).await;
+        }
         let at = Timing {
             sent,
             done_at,

@@ -67,6 +67,7 @@ pub struct Accumulator {
     chunks: u64,
     chunks_reported: u64,
     chunks_estimated: u64,
+    chunks_counted: u64,
 }
 
 /// One turn index's figures under construction.
@@ -164,6 +165,7 @@ impl Accumulator {
             chunks: 0,
             chunks_reported: 0,
             chunks_estimated: 0,
+            chunks_counted: 0,
         }
     }
 
@@ -236,6 +238,7 @@ impl Accumulator {
             ChunkTokens::One => {}
             ChunkTokens::Reported => self.chunks_reported += 1,
             ChunkTokens::Estimated => self.chunks_estimated += 1,
+            ChunkTokens::Counted => self.chunks_counted += 1,
         }
     }
 
@@ -265,6 +268,7 @@ impl Accumulator {
             by_tokens,
             requests_reported: self.chunks_reported,
             requests_estimated: self.chunks_estimated,
+            requests_counted: self.chunks_counted,
         })
     }
 
