@@ -57,7 +57,7 @@ pub enum Command {
     },
     /// Apply the symptom → technique decision tree to a run (run.json).
     Diagnose {
-        /// A run.json written by `bench run`.
+        /// A run.json written by `bench run`, or the run directory that holds it.
         run: PathBuf,
     },
     /// Serve the embedded simulated LLM engine (OpenAI API, vLLM metric names) until Ctrl-C.

@@ -435,6 +435,12 @@ fn diagnose_finds_queueing_on_an_overloaded_run() {
     assert_eq!(d.status.code(), Some(0));
     assert!(text.contains("1. TTFT high — queueing"), "{text}");
     assert!(text.contains("throughput below the offered load"), "{text}");
+    // The run directory names the same run.
+    let by_dir = bench()
+        .args(["diagnose", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(by_dir.stdout, d.stdout);
 }
 
 #[test]
