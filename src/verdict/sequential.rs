@@ -40,7 +40,9 @@
 //! Clinical Trials*, ch. 7 (α-spending) and 9 (repeated confidence intervals).
 
 use crate::error::BenchError;
+use crate::model::comparison::Row;
 use crate::model::comparison::{Comparison, SequenceSummary, Stop, Verdict};
+use crate::model::metric::Metric;
 use crate::verdict::gate::Spend;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -234,12 +236,20 @@ impl Sequence {
     /// its bound only when the candidate's requests at the cap reach the count that bounds
     /// it. A row out of reach is not waited for: stopping adds no claim, so no error rate
     /// grows, and more runs would most likely leave it undecided anyway.
-    fn reachable(&self, r: &crate::model::comparison::Row, n: usize, c: &Comparison) -> bool {
+    ///
+    /// A latency quantile's standard error is projected from the spread of the bulk of its
+    /// runs ([`bulk_share`]), not of all of them. The gate's quantile is the arm's pooled one,
+    /// and a few runs in a rare state (a server beside a busy neighbour that, now and then,
+    /// serves a whole run in its other mode) move it only while they are a large share of the
+    /// pool: their weight falls faster than 1/√n as runs are added, so the spread they bring
+    /// at an early look overstates what the cap would show. Only the stop is made less eager;
+    /// the verdicts and their error rates are untouched.
+    fn reachable(&self, r: &Row, n: usize, c: &Comparison) -> bool {
         let cap = self.design.max();
         let before_last = self.design.looks.iter().rev().nth(1).copied().unwrap_or(0);
         let share = self.design.spend(before_last, cap).fail;
         let grow = cap as f64 / n as f64;
-        if r.metric == crate::model::metric::Metric::ErrorRate {
+        if r.metric == Metric::ErrorRate {
             if r.baseline > 0.0 || r.candidate > 0.0 {
                 return true;
             }
@@ -257,7 +267,13 @@ impl Sequence {
             let then = 1.0 / base + 1.0 / cap as f64;
             ((then / now).sqrt(), df + (cap - n) as f64)
         };
-        let se = r.se * factor;
+        let bulk = match r.metric {
+            Metric::Latency(..) | Metric::TurnLatency(..) => {
+                bulk_share(&r.baseline_values, &r.candidate_values)
+            }
+            _ => 1.0,
+        };
+        let se = r.se * factor * bulk;
         let m = c.gated().max(1) as f64;
         let q = |level: f64| crate::verdict::stats::t_quantile(level, df_cap);
         let bar = (q(1.0 - share / m) * se).max(r.floor);
@@ -285,6 +301,40 @@ impl Sequence {
         });
         Some(c)
     }
+}
+
+/// The share of a row's run-to-run spread that the bulk of its runs show, from each arm's
+/// runs' own values: their logs' median absolute deviation, each arm's about its own median
+/// (× 1.4826, the normal's SD), over their standard deviation (about each arm's mean), at
+/// most 1. About 1 when the runs spread evenly; well below 1 when a few runs lie far from the
+/// rest. 1 when the arms have fewer than three runs' degrees of freedom between them.
+pub fn bulk_share(baseline: &[f64], candidate: &[f64]) -> f64 {
+    let median = |v: &mut Vec<f64>| -> f64 {
+        v.sort_by(f64::total_cmp);
+        let k = v.len();
+        (v[(k - 1) / 2] + v[k / 2]) / 2.0
+    };
+    let (mut dev, mut ss, mut df) = (Vec::new(), 0.0, 0);
+    for values in [baseline, candidate] {
+        let mut logs: Vec<f64> = values
+            .iter()
+            .filter(|x| **x > 0.0)
+            .map(|x| x.ln())
+            .collect();
+        if logs.len() < 2 {
+            continue;
+        }
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        ss += logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        df += logs.len() - 1;
+        let mid = median(&mut logs);
+        dev.extend(logs.iter().map(|x| (x - mid).abs()));
+    }
+    let sd = (ss / df.max(1) as f64).sqrt();
+    if df < 3 || sd < 1e-9 {
+        return 1.0;
+    }
+    (median(&mut dev) * 1.4826 / sd).min(1.0)
 }
 
 #[cfg(test)]

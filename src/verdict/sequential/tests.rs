@@ -153,3 +153,22 @@ fn clear_changes_stop_early_and_a_15_percent_one_is_caught_by_the_cap() {
         "A/A: {settled}, median runs {median:?}"
     );
 }
+
+#[test]
+fn the_bulk_share_is_small_only_when_a_few_runs_lie_apart() {
+    // Runs spread evenly: the MAD tells the SD's story (≈ 1, capped at 1).
+    let even = bulk_share(
+        &[600.0, 630.0, 615.0, 590.0, 645.0],
+        &[620.0, 605.0, 640.0, 598.0, 611.0],
+    );
+    assert!(even > 0.7, "{even}");
+    // One run of ten in the server's other state (−44 %): the SD is the outlier's, the bulk tight.
+    let rare = bulk_share(
+        &[607.0, 620.0, 622.0, 336.0, 611.0],
+        &[607.0, 632.0, 616.0, 615.0, 609.0],
+    );
+    assert!(rare < 0.2, "{rare}");
+    // Too few runs to tell: no change to the projection.
+    assert_eq!(bulk_share(&[600.0, 300.0], &[610.0]), 1.0);
+    assert_eq!(bulk_share(&[600.0; 3], &[600.0; 3]), 1.0);
+}
