@@ -29,7 +29,8 @@ for round in $(ls -d "$work/$cond"-[0-9]* | grep -E -- "-[0-9]+$" | sort -V); do
   [ "${rc:-0}" -le 1 ] && [ -f "$tmp/c.json" ] || { echo "$(basename "$round"): compare failed:" >&2; cat "$tmp/out.txt" >&2; exit 2; }
   [ -n "${SAVE:-}" ] && mkdir -p "$SAVE" && cp "$tmp/c.json" "$SAVE/$(basename "$work")-$(basename "$round").json"
   line=$(python3 -c "import json; c=json.load(open('$tmp/c.json')); print(' '.join(r['metric'] + '=' + r['verdict'] for r in c['rows'] if r['verdict'] != 'not_gated'))")
-  echo "$(basename "$round"): $line"
+  seq=$(python3 -c "import json; s=json.load(open('$tmp/c.json')).get('sequence'); print(f\"[{s['used']} a side, {s['stop']}] \" if s else '')")
+  echo "$(basename "$round"): $seq$line"
   rounds=$((rounds + 1))
   case " $line" in *=regressed*) failed=$((failed + 1)) ;; esac
   case " $line" in *" tpot.p50=regressed"*) tpot=$((tpot + 1)) ;; esac

@@ -319,6 +319,16 @@ impl SimOptions {
         out
     }
 
+    /// What option `key` is in `profile` when nothing sets it: what a run that does not name
+    /// it ran with (one recorded before the option existed ran as the default does).
+    pub fn default_entry(profile: &str, key: &str) -> Option<String> {
+        let o = SimOptions::profile(profile).ok()?;
+        o.entries()
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
     /// The precision of the draft model.
     pub fn draft_quant(&self) -> Quant {
         if self.draft_quant_same {

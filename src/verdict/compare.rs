@@ -71,16 +71,29 @@ pub fn server_effects(base: &Baseline, cand: &RunResult) -> Vec<String> {
         .collect()
 }
 
-/// The vars whose values differ, in key order.
+/// The vars whose values differ, in key order. Between two simulator runs, an option one
+/// side does not name and the other has at its profile's default is no change: a baseline
+/// recorded before the option existed ran with that default.
 pub fn diff_vars(
     base: &BTreeMap<String, String>,
     cand: &BTreeMap<String, String>,
 ) -> Vec<VarChange> {
+    let sim = |v: &BTreeMap<String, String>| v.get("target").is_some_and(|t| t == "bench-sim");
+    let profile = base
+        .get("profile")
+        .or(cand.get("profile"))
+        .map_or("small-gpu", String::as_str);
+    let changed = |k: &String| match (base.get(k), cand.get(k)) {
+        (None, Some(v)) | (Some(v), None) if sim(base) && sim(cand) => {
+            crate::sim::profile::SimOptions::default_entry(profile, k).as_ref() != Some(v)
+        }
+        (b, c) => b != c,
+    };
     let mut keys: Vec<&String> = base.keys().chain(cand.keys()).collect();
     keys.sort();
     keys.dedup();
     keys.into_iter()
-        .filter(|k| base.get(*k) != cand.get(*k))
+        .filter(|k| changed(k))
         .map(|k| VarChange {
             key: k.clone(),
             baseline: base.get(k).cloned(),
@@ -502,5 +515,32 @@ mod tests {
         assert!(why.contains("median send lag 9.0 ms"), "{why}");
         let mut rng = ChaCha8Rng::seed_from_u64(2);
         assert!(environment::client_bound(&run(300, 40.0, 0.0, &mut rng)).is_none());
+    }
+
+    #[test]
+    fn a_simulator_option_newer_than_the_baseline_is_no_change_at_its_default() {
+        let vars = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let old = vars(&[
+            ("target", "bench-sim"),
+            ("profile", "small-gpu"),
+            ("bw_eff", "0.8"),
+        ]);
+        let mut new = old.clone();
+        new.insert("reasoning_tokens".into(), "0".into());
+        assert!(diff_vars(&old, &new).is_empty());
+        assert!(diff_vars(&new, &old).is_empty());
+        new.insert("reasoning_tokens".into(), "20".into());
+        let d = diff_vars(&old, &new);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].to_string(), "reasoning_tokens: ∅ → 20");
+        // Against an endpoint a var is what the user named: absent and set differ.
+        let ep = vars(&[("engine", "vllm")]);
+        let mut ep2 = ep.clone();
+        ep2.insert("reasoning_tokens".into(), "0".into());
+        assert_eq!(diff_vars(&ep, &ep2).len(), 1);
     }
 }

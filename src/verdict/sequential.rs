@@ -27,8 +27,9 @@
 //!
 //! A compare also stops, before the cap, when every row left undecided is out of its reach:
 //! were its estimate to stay where it is, not even the cap's runs would settle it (an error
-//! rate with no errors, a spread too wide for the threshold). That adds no claim, so no error
-//! rate grows; the row stays undecided and says what would settle it.
+//! rate with no errors, a spread too wide for the threshold; a latency quantile's spread is
+//! taken from the bulk of its runs, [`bulk_share`]). That adds no claim, so no error rate
+//! grows; the row stays undecided and says what would settle it.
 //!
 //! A design is written beside the runs (`sequence.json`), so that stored runs judged again
 //! (`--candidate`, `--control`) are replayed look by look and give the same verdicts.
