@@ -21,6 +21,7 @@ VERSION=${LITELLM_VERSION:-1.108.7}
 VENV="$CACHE/litellm-$VERSION"
 mkdir -p "$CACHE"
 skip() { echo "litellm unavailable: $*" >&2; exit 3; }
+. ci/engines/await.sh
 
 build() {
   if [ -f "$VENV/.ready" ]; then echo "$VENV/bin/python"; return; fi
@@ -50,17 +51,7 @@ model_list:
 YAML
   OPENAI_API_KEY=none nohup "$VENV/bin/litellm" --config "$CACHE/litellm-$port.yaml" --host 127.0.0.1 --port "$port" \
     >"$log" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 240); do
-    if curl -sf "http://127.0.0.1:$port/health/liveliness" >/dev/null 2>&1; then
-      echo "$pid"; return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || { tail -20 "$log" >&2; skip "the proxy exited (log above)"; }
-    sleep 0.5
-  done
-  kill "$pid" 2>/dev/null
-  tail -20 "$log" >&2
-  skip "the proxy did not answer within 120 s"
+  await_ready $! "http://127.0.0.1:$port/health/liveliness" "$log" "the proxy"
 }
 
 case "${1:-}" in

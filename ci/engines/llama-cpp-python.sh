@@ -23,6 +23,7 @@ VERSION=${LLAMA_CPP_PYTHON_VERSION:-0.3.36}
 VENV="$CACHE/llama-cpp-python-$VERSION"
 mkdir -p "$CACHE"
 skip() { echo "llama-cpp-python unavailable: $*" >&2; exit 3; }
+. ci/engines/await.sh
 
 # The C API of a llama.cpp tree: its include/llama.h without the state-file version defines.
 api() { grep -v '^#define LLAMA_\(SESSION\|STATE_SEQ\)_VERSION' "$1"; }
@@ -87,17 +88,7 @@ start() {
   # concurrent requests queue, as they would at any server a benchmark is meant for.
   env $(lib_env) nohup "$VENV/bin/python" -m llama_cpp.server --model "$gguf" --model_alias smollm2 \
     --host 127.0.0.1 --port "$port" --n_threads 1 --n_ctx 4096 --interrupt_requests False >"$log" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 240); do
-    if curl -sf "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; then
-      echo "$pid"; return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || { tail -20 "$log" >&2; skip "the server exited (log above)"; }
-    sleep 0.5
-  done
-  kill "$pid" 2>/dev/null
-  tail -20 "$log" >&2
-  skip "the server did not answer within 120 s"
+  await_ready $! "http://127.0.0.1:$port/v1/models" "$log" "the server"
 }
 
 case "${1:-}" in
