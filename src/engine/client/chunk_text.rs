@@ -75,15 +75,16 @@ impl ChunkText {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// One token per whitespace-separated word.
-    fn words() -> tokenizers::Tokenizer {
-        let json = r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
-          "normalizer":null,"pre_tokenizer":{"type":"WhitespaceSplit"},"post_processor":null,
-          "decoder":null,"model":{"type":"WordLevel","vocab":{"[UNK]":0},"unk_token":"[UNK]"}}"#;
-        tokenizers::Tokenizer::from_bytes(json.as_bytes()).unwrap()
+    /// One token per whitespace-separated word: the fixture the end-to-end tests use.
+    pub(in crate::engine::client) fn words() -> tokenizers::Tokenizer {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/tokenizer-words.json"
+        );
+        tokenizers::Tokenizer::from_file(file).unwrap()
     }
 
     fn feed(parts: &[(&str, bool)]) -> ChunkText {

@@ -443,13 +443,7 @@ mod tests {
             (130, false, 2, false),
         ];
         let (mut p, t0) = feed(&script, None);
-        let words = Arc::new(
-            tokenizers::Tokenizer::from_file(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/tokenizer-words.json"
-            ))
-            .unwrap(),
-        );
+        let words = Arc::new(crate::engine::client::chunk_text::tests::words());
         p.count_chunks(&words).await;
         let (d, itl_token, per_chunk) = detail(&mut p, t0);
         assert_eq!(d.chunk_tokens, ChunkTokens::Counted);
