@@ -73,7 +73,7 @@ echo "litellm suite: $passed passed, $failed failed ($(( $(date +%s) - start )) 
 # gateway's crash, not a finding about bench: said, and the suite run once more from the start.
 if [ "$failed" -gt 0 ] && ! kill -0 "$ppid" 2>/dev/null && [ -z "${LITELLM_SUITE_RETRY:-}" ]; then
   echo "litellm suite: the proxy process died during the suite; its log ends:" >&2
-  tail -3 "$HOME/.cache/bench/litellm-$pport.log" >&2 2>/dev/null
+  tail -3 "${BENCH_CACHE:-$HOME/.cache/bench}/litellm-$pport.log" >&2 2>/dev/null
   echo "litellm suite: running it once more" >&2
   bash ci/engines/llama-server.sh stop "$lpid"; lpid=""; ppid=""
   LITELLM_SUITE_RETRY=1 exec bash ci/engine-suite-litellm.sh

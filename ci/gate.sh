@@ -2,13 +2,14 @@
 # Run the regression gate: `bench compare` for every scenario listed in ci/gate.toml against
 # its baseline in baselines/. Exit 0 when all pass, 1 when any regressed, 2 on an error.
 # Extra arguments go to every `bench compare` (e.g. --endpoint URL --var engine=vllm-0.11).
+# Each compare is sequential (bench's default): candidate runs are added at looks after 3, 5, 8
+# and 12 runs a side until every gated row is settled, a regression is, the cap (--max-repeat)
+# or the budget (--budget) is reached, or every row left is out of the cap's reach; an
+# undecided row is named in the headline and passes unless --undecided fail.
 # On a shared or drifting machine, serve the baseline's configuration in the same job and add
 # --interleave --baseline-endpoint URL (or --switch 'CMD {arm}'): control runs then alternate
-# with the candidate's in 6 ABBA blocks (--repeat), judged in pairs, and drift falls on both
-# arms instead of looking like a regression. Runs a side without it (--repeat, default 3, for
-# `bench baseline` and here alike): on a noisy engine 3 see a ≈ 40 % slowdown but only about
-# half of ≈ 15 % ones; 6 to 12 see most (docs/gate-validation.md, measured on llama-server).
-# An inconclusive row says how many runs or blocks would do.
+# with the candidate's in ABBA blocks, judged in pairs, and drift falls on both arms instead of
+# looking like a regression. What each row can decide at the cap: `bench compare --plan`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BENCH=${BENCH:-target/release/bench}

@@ -22,6 +22,7 @@ VENV="$CACHE/litellm-$VERSION"
 mkdir -p "$CACHE"
 skip() { echo "litellm unavailable: $*" >&2; exit 3; }
 . ci/engines/await.sh
+. ci/engines/logs.sh
 
 build() {
   if [ -f "$VENV/.ready" ]; then echo "$VENV/bin/python"; return; fi
@@ -40,7 +41,8 @@ start() {
   local port=$1 upstream=$2
   [ -n "${LITELLM_MASTER_KEY:-}" ] || { echo "set LITELLM_MASTER_KEY (sk-…)" >&2; exit 2; }
   build >/dev/null || exit 3
-  local log="$CACHE/litellm-$port.log"
+  local log
+  log=$(fresh_log litellm "$port")
   cat >"$CACHE/litellm-$port.yaml" <<YAML
 model_list:
   - model_name: smollm2

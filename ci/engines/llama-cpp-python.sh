@@ -24,6 +24,7 @@ VENV="$CACHE/llama-cpp-python-$VERSION"
 mkdir -p "$CACHE"
 skip() { echo "llama-cpp-python unavailable: $*" >&2; exit 3; }
 . ci/engines/await.sh
+. ci/engines/logs.sh
 
 # The C API of a llama.cpp tree: its include/llama.h without the state-file version defines.
 api() { grep -v '^#define LLAMA_\(SESSION\|STATE_SEQ\)_VERSION' "$1"; }
@@ -81,7 +82,8 @@ start() {
   local port=$1 gguf
   build >/dev/null || exit 3
   gguf=$(bash ci/engines/llama-server.sh model) || exit 3
-  local log="$CACHE/llama-cpp-python-$port.log"
+  local log
+  log=$(fresh_log llama-cpp-python "$port")
   # One thread, as llama-server runs in the suites. The server decodes one request at a time
   # and by default cuts a streaming answer off when the next request arrives
   # (`interrupt_requests`): bench counts those as empty or short outputs. Off here, so

