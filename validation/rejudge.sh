@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Re-judges the stored rounds of validation/engine-gate-check.sh's interleaved conditions (il-…) with
-# a given bench binary, to see what a change to the gate does to verdicts on the same runs:
-# each round's runs are judged again with `bench compare --control DIR --candidate DIR`
-# against the condition's stored baseline. Prints one line per round (every gated row's
+# Re-judges the stored rounds of validation/engine-gate-check.sh with a given bench binary, to see
+# what a change to the gate does to verdicts on the same runs: each round's runs are judged
+# again with `bench compare --control DIR --candidate DIR` against the condition's stored
+# baseline (interleaved conditions, il-…), or `bench compare --candidate DIR` against the
+# round's own (the others). A sequential compare is replayed look by look up to the runs the
+# round made, so a change that would have run it longer shows only as where it stopped. Prints one line per round (every gated row's
 # verdict) and a tally: rounds with a regressed row, with an inconclusive latency row, with an
 # inconclusive throughput row.
 #
@@ -24,8 +26,12 @@ rounds=0; failed=0; tpot=0; inc_lat=0; inc_thr=0
 for round in $(ls -d "$work/$cond"-[0-9]* | grep -E -- "-[0-9]+$" | sort -V); do
   [ -f "$round.json" ] || continue  # a round the check did not finish
   rm -f "$tmp/c.json"; rc=0  # a compare that errs must not leave the last round's verdicts to be read
-  "$bench" compare "$scenario" --control "$round/cand/control" --candidate "$round/cand/candidate" \
-    --baselines "$work/$cond-b" --json "$tmp/c.json" ${EXTRA:-} -q >"$tmp/out.txt" 2>&1 || rc=$?
+  if [ -d "$round/cand/control" ]; then  # interleaved: the condition's one stored baseline
+    arms=(--control "$round/cand/control" --candidate "$round/cand/candidate" --baselines "$work/$cond-b")
+  else  # the candidate's runs against the round's own stored baseline
+    arms=(--candidate "$round/cand" --baselines "$round/b")
+  fi
+  "$bench" compare "$scenario" "${arms[@]}" --json "$tmp/c.json" ${EXTRA:-} -q >"$tmp/out.txt" 2>&1 || rc=$?
   [ "${rc:-0}" -le 1 ] && [ -f "$tmp/c.json" ] || { echo "$(basename "$round"): compare failed:" >&2; cat "$tmp/out.txt" >&2; exit 2; }
   [ -n "${SAVE:-}" ] && mkdir -p "$SAVE" && cp "$tmp/c.json" "$SAVE/$(basename "$work")-$(basename "$round").json"
   line=$(python3 -c "import json; c=json.load(open('$tmp/c.json')); print(' '.join(r['metric'] + '=' + r['verdict'] for r in c['rows'] if r['verdict'] != 'not_gated'))")

@@ -45,6 +45,7 @@ use crate::model::comparison::Row;
 use crate::model::comparison::{Comparison, SequenceSummary, Stop, Verdict};
 use crate::model::metric::Metric;
 use crate::verdict::gate::Spend;
+use crate::verdict::stats::two_sample;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -232,7 +233,8 @@ impl Sequence {
 
     /// Whether a row undecided at a look at `n` could be settled at the cap if what it shows
     /// stayed as it is: its effect where it is, its standard error shrinking as the runs grow
-    /// (√((1/R + 1/K) / (1/R + 1/n)) against a stored baseline of R runs, √(n/K) interleaved),
+    /// to the cap K (against a stored baseline of R runs as [`to_cap`] projects it from each
+    /// arm's spread — √((1/R + 1/K) / (1/R + 1/n)) when they spread alike; √(n/K) interleaved),
     /// judged at the last look's share. An error rate with no errors in either arm reaches
     /// its bound only when the candidate's requests at the cap reach the count that bounds
     /// it. A row out of reach is not waited for: stopping adds no claim, so no error rate
@@ -263,10 +265,9 @@ impl Sequence {
         let (factor, df_cap) = if c.interleaved {
             ((1.0 / grow).sqrt(), df * grow)
         } else {
-            let base = c.baseline_repetitions.max(1) as f64;
-            let now = 1.0 / base + 1.0 / n as f64;
-            let then = 1.0 / base + 1.0 / cap as f64;
-            ((then / now).sqrt(), df + (cap - n) as f64)
+            let runs = c.baseline_repetitions.max(1);
+            let spreads = [log_var(&r.baseline_values), log_var(&r.candidate_values)];
+            to_cap(spreads, runs, n, cap).unwrap_or((1.0, df))
         };
         let bulk = match r.metric {
             Metric::Latency(..) | Metric::TurnLatency(..) => {
@@ -302,6 +303,27 @@ impl Sequence {
         });
         Some(c)
     }
+}
+
+/// Against a stored baseline of `runs` runs: how the effect's standard error would shrink from
+/// `n` candidate runs to `cap`, and its degrees of freedom there, as the gate would compute
+/// them ([`two_sample`]: pooled, or each arm's own where larger) from each arm's one-run
+/// variance. Arms whose spread is unknown (under two runs) are taken to spread alike, which
+/// gives √((1/R + 1/cap) / (1/R + 1/n)) at R + cap − 2 df.
+fn to_cap(spreads: [Option<f64>; 2], runs: usize, n: usize, cap: usize) -> Option<(f64, f64)> {
+    let spreads = match spreads {
+        [Some(a), Some(b)] if a + b > 0.0 => [Some(a), Some(b)],
+        _ => [Some(1.0), Some(1.0)],
+    };
+    let (now, _) = two_sample(spreads, [runs, n])?;
+    let (then, df) = two_sample(spreads, [runs, cap])?;
+    (now > 0.0).then(|| ((then / now).sqrt(), df))
+}
+
+/// The variance of the logs of a row's per-run values; `None` below two positive values.
+fn log_var(values: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = values.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    crate::verdict::stats::sd(&logs).map(|s| s * s)
 }
 
 /// The share of a row's run-to-run spread that the bulk of its runs show, from each arm's

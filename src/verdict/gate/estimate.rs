@@ -14,7 +14,7 @@ use crate::verdict::mode::quantile_in_jump;
 use crate::verdict::stats::bootstrap::se_two;
 use crate::verdict::stats::exact::{clopper_pearson, fisher_greater};
 use crate::verdict::stats::runs::{arm_var, paired_var, Runs};
-use crate::verdict::stats::{mann_whitney_p, sd};
+use crate::verdict::stats::{mann_whitney_p, sd, two_sample};
 
 /// What was measured for one metric, before any decision. Values are in the metric's unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,33 +156,14 @@ fn hash_seed(key: &str, seed: u64) -> u64 {
     })
 }
 
-/// The run-level spread pooled over arms: Σ_arm Σ_j (x_j − x̄_arm)² and its degrees of freedom.
-fn pooled_spread(arms: &[&[f64]]) -> (f64, usize) {
-    arms.iter()
-        .filter(|a| a.len() >= 2)
-        .fold((0.0, 0), |(ss, df), a| {
-            let m = a.iter().sum::<f64>() / a.len() as f64;
-            (
-                ss + a.iter().map(|x| (x - m).powi(2)).sum::<f64>(),
-                df + a.len() - 1,
-            )
-        })
-}
-
-/// One run's share of the variance of its arm's pooled ln q_p, pooled over both arms with
-/// their degrees of freedom (each arm's run bootstrap × its runs, i.e. s² of a mean of runs),
-/// so a state seen in either arm widens the interval and a one-run arm borrows the other's.
-/// `None` when neither arm has two runs.
-fn per_run_var(arms: [&Runs; 2], p: f64, cfg: &GateConfig, seed: u64) -> Option<(f64, usize)> {
-    let (sum, df) = arms
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| {
-            let v = arm_var(a, p, cfg.replicates, seed.wrapping_add(i as u64))?;
-            Some((v * a.len() as f64 * (a.len() - 1) as f64, a.len() - 1))
-        })
-        .fold((0.0, 0), |(s, d), (v, k)| (s + v, d + k));
-    (df > 0).then(|| (sum / df as f64, df))
+/// Each arm's one-run share of the variance of its pooled ln q_p (its run bootstrap × its
+/// runs, i.e. s² of a mean of runs); `None` for an arm of fewer than two runs.
+fn arm_spreads(arms: [&Runs; 2], p: f64, cfg: &GateConfig, seed: u64) -> [Option<f64>; 2] {
+    let spread = |i: usize| {
+        let a = arms[i];
+        arm_var(a, p, cfg.replicates, seed.wrapping_add(i as u64)).map(|v| v * a.len() as f64)
+    };
+    [spread(0), spread(1)]
 }
 
 /// A latency quantile: the pooled quantile of each arm; its noise from drawing the arms'
@@ -249,14 +230,15 @@ fn latency(
         let v = paired_var(&rb, &rc, pairs, p, cfg.replicates, seed)?;
         Some((v, pairs.len()))
     });
-    // The two-sample spread is only needed when the blocks do not judge.
+    // The two-sample noise (`two_sample`: pooled, or each arm's own where that is larger) is
+    // only needed when the blocks do not judge.
     let spread = match paired {
         Some(_) => None,
-        None => per_run_var([&rb, &rc], p, cfg, seed),
+        None => two_sample(arm_spreads([&rb, &rc], p, cfg, seed), [rb.len(), rc.len()]),
     };
     let (var, df) = match (paired, spread) {
         (Some((v, k)), _) => (v, Some(k as f64 - 1.0)),
-        (None, Some((v1, df))) => (v1 * runs_factor, Some(df as f64)),
+        (None, Some((v, df))) => (v, Some(df)),
         (None, None) => (sampling, None),
     };
     let se = var.max(sampling).sqrt();
@@ -299,7 +281,7 @@ fn latency(
         }),
         counts: None,
         noise: Some(Noise {
-            between: spread.map_or(0.0, |(v1, _)| (v1 - within).max(0.0)),
+            between: spread.map_or(0.0, |(v, _)| (v / runs_factor - within).max(0.0)),
             within,
             blocks: paired.map(|(v, k)| v * k as f64),
             jump,
@@ -346,10 +328,11 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (qa, qc) = (mean(&lb).exp(), mean(&lc).exp());
     let (r, k) = (lb.len() as f64, lc.len() as f64);
-    let (ss, df) = pooled_spread(&[&lb, &lc]);
-    // The spread of runs is the noise of a one-figure-per-run metric: Student's t with the
-    // pooled degrees of freedom. With one run a side, counting noise stands in: a rate from n
-    // completions carries about 1/√n relative noise.
+    let var = |v: &[f64]| sd(v).map(|s| s * s);
+    let two = two_sample([var(&lb), var(&lc)], [lb.len(), lc.len()]);
+    // The spread of runs is the noise of a one-figure-per-run metric: Student's t with its
+    // degrees of freedom (`two_sample`). With one run a side, counting noise stands in: a rate
+    // from n completions carries about 1/√n relative noise.
     let paired = arms.pairs.and_then(|pairs| {
         let d: Option<Vec<f64>> = pairs
             .iter()
@@ -359,11 +342,8 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
     });
     let (se, df) = if let Some((se, df, _)) = paired {
         (se, Some(df))
-    } else if df > 0 {
-        (
-            (ss / df as f64 * (1.0 / r + 1.0 / k)).sqrt(),
-            Some(df as f64),
-        )
+    } else if let Some((v, df)) = two {
+        (v.sqrt(), Some(df))
     } else {
         let ok = |runs: &[RunResult]| {
             runs.iter().map(|r| r.summary.counts.ok).sum::<u64>().max(1) as f64
@@ -385,7 +365,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
         unjudgeable: None,
         counts: None,
         noise: (df.is_some()).then(|| Noise {
-            between: ss / (r + k - 2.0).max(1.0),
+            between: two.map_or(0.0, |(v, _)| v / (1.0 / r + 1.0 / k)),
             within: 0.0,
             blocks: paired.map(|p| p.2),
             jump: None,

@@ -456,3 +456,41 @@ pub(super) fn at(mut r: RunResult, t: i64) -> RunResult {
     r.started_at = chrono::DateTime::UNIX_EPOCH + chrono::Duration::seconds(t);
     r
 }
+
+/// Rounds of `base_runs` quiet baseline runs (2 % drift) against `cand_runs` busy candidate
+/// runs (15 % drift), nothing changed: how many rounds had a regressed row.
+fn quiet_baseline_busy_candidate(rounds: u64, base_runs: usize, cand_runs: usize) -> usize {
+    let (quiet, busy) = (Normal::new(0.0, 0.02).unwrap(), Normal::new(0.0, 0.15).unwrap());
+    (0..rounds)
+        .filter(|i| {
+            let mut rng = ChaCha8Rng::seed_from_u64(7_000_003 + i);
+            let base: Vec<RunResult> = (0..base_runs)
+                .map(|_| run(200, 50.0, quiet.sample(&mut rng), &mut rng))
+                .collect();
+            let cand: Vec<RunResult> = (0..cand_runs)
+                .map(|_| run(200, 50.0, busy.sample(&mut rng), &mut rng))
+                .collect();
+            evaluate(&base, &cand, &cfg(*i))
+                .iter()
+                .any(|r| r.verdict == Verdict::Regressed)
+        })
+        .count()
+}
+
+#[test]
+fn a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate() {
+    // A baseline of 12 quiet runs (what `--plan` advises for decisiveness) against the first
+    // look's 3 candidate runs on a busy machine. Pooled over the arms, the spread is mostly
+    // the quiet arm's, and the busy arm's mean of three runs, which moves by ≈ 9 %, passed as
+    // known to ≈ 4 %: 23 of 300 seeded rounds failed with nothing changed. Judged with each
+    // arm's own spread where that is larger (`two_sample`), none. The usual case — 3 baseline
+    // runs against more candidate runs, both alike — is judged as before.
+    let rounds = 300;
+    let slack = 3.0 * (0.05f64 * 0.95 / rounds as f64).sqrt();
+    let big = quiet_baseline_busy_candidate(rounds, 12, 3);
+    println!("12 quiet baseline runs vs 3 busy candidate runs, A/A: false fails {big}/{rounds}");
+    assert!(
+        big as f64 / rounds as f64 <= 0.05 + slack,
+        "{big}/{rounds} false fails"
+    );
+}

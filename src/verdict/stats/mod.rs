@@ -21,7 +21,12 @@
 //! arms with their r − 1 degrees of freedom — so a state seen in *either* arm widens the
 //! interval, and a candidate of one run borrows the baseline's run-to-run spread instead of
 //! showing none — and Var d = s²_pooled·(1/R + 1/K), never below the sampling noise of the
-//! pooled requests drawn one by one ([`bootstrap`]). The critical value is Student's t with
+//! pooled requests drawn one by one ([`bootstrap`]). Where the arms' own spreads give more,
+//! s²_R/R + s²_K/K, that is used, with Satterthwaite's degrees of freedom ([`two_sample`]):
+//! pooling lends the arm of fewer runs the other's spread, which is right when both were run
+//! alike and too narrow when a baseline of many quiet runs meets a few busy candidate runs
+//! (seeded: `a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate`). Otherwise the
+//! critical value is Student's t with
 //! Σ_arm (runs − 1) degrees of freedom, the runs' own, also when the runs agree (Hartung–Knapp
 //! for few runs: with 3 runs a side, agreeing runs are weak evidence that runs never differ;
 //! Welch–Satterthwaite's df, which then grows without bound and gives the normal quantile, let
@@ -56,8 +61,8 @@
 //! narrower.
 //!
 //! **Rates** (throughput, goodput: one figure a run, judged as the geometric mean of the runs)
-//! use the runs' pooled spread directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom, which
-//! is exact for a mean of runs (in pairs: s_d/√k of the blocks' differences, k − 1 df); with
+//! use the runs' spread directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom (or each
+//! arm's own, as above, where that is larger), which is exact for a mean of runs (in pairs: s_d/√k of the blocks' differences, k − 1 df); with
 //! one run a side, counting noise (≈ 1/√completions) stands in.
 //!
 //! **Error rate** is judged exactly ([`exact`]): a regression needs the increase beyond the
@@ -74,6 +79,39 @@ pub mod runs;
 
 use crate::metrics::quantile::Sample;
 use statrs::distribution::{ContinuousCDF, Normal};
+
+/// The variance of a difference of two arms' means of runs and its degrees of freedom, from
+/// each arm's one-run variance s² (`None` below two runs) and its runs: the spreads pooled
+/// over the arms with their r − 1 degrees of freedom, s²_p·(1/R + 1/K) at R + K − 2 df —
+/// unless the arms' own spreads give a larger variance, s²_R/R + s²_K/K (Welch), when both
+/// arms have two runs or more; then that, at Satterthwaite's degrees of freedom. Pooling
+/// assumes both arms' runs spread alike, and a stored baseline need not have been recorded
+/// under the load the candidate meets: a baseline of many quiet runs against a first look of
+/// three busy ones would lend the busy arm the quiet arm's spread. `None` when neither arm
+/// has two runs.
+pub fn two_sample(spreads: [Option<f64>; 2], runs: [usize; 2]) -> Option<(f64, f64)> {
+    let (ss, df) = spreads
+        .iter()
+        .zip(runs)
+        .filter(|(_, r)| *r >= 2)
+        .filter_map(|(s, r)| Some((s.as_ref()? * (r - 1) as f64, r - 1)))
+        .fold((0.0, 0), |(a, d), (x, k)| (a + x, d + k));
+    if df == 0 {
+        return None;
+    }
+    let factor: f64 = runs.iter().map(|r| 1.0 / (*r).max(1) as f64).sum();
+    let pooled = (ss / df as f64 * factor, df as f64);
+    let ([Some(a), Some(b)], true) = (spreads, runs[0].min(runs[1]) >= 2) else {
+        return Some(pooled);
+    };
+    let (a, b) = (a / runs[0] as f64, b / runs[1] as f64);
+    let var = a + b;
+    if var <= pooled.0 * (1.0 + 1e-9) {
+        return Some(pooled);
+    }
+    let df = var * var / (a * a / (runs[0] - 1) as f64 + b * b / (runs[1] - 1) as f64);
+    Some((var, df))
+}
 
 /// Sample standard deviation (n − 1).
 pub fn sd(v: &[f64]) -> Option<f64> {
