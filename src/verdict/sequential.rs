@@ -322,7 +322,11 @@ fn to_cap(spreads: [Option<f64>; 2], runs: usize, n: usize, cap: usize) -> Optio
 
 /// The variance of the logs of a row's per-run values; `None` below two positive values.
 fn log_var(values: &[f64]) -> Option<f64> {
-    let logs: Vec<f64> = values.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    let logs: Vec<f64> = values
+        .iter()
+        .filter(|x| **x > 0.0)
+        .map(|x| x.ln())
+        .collect();
     crate::verdict::stats::sd(&logs).map(|s| s * s)
 }
 

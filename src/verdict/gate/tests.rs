@@ -460,7 +460,10 @@ pub(super) fn at(mut r: RunResult, t: i64) -> RunResult {
 /// Rounds of `base_runs` quiet baseline runs (2 % drift) against `cand_runs` busy candidate
 /// runs (15 % drift), nothing changed: how many rounds had a regressed row.
 fn quiet_baseline_busy_candidate(rounds: u64, base_runs: usize, cand_runs: usize) -> usize {
-    let (quiet, busy) = (Normal::new(0.0, 0.02).unwrap(), Normal::new(0.0, 0.15).unwrap());
+    let (quiet, busy) = (
+        Normal::new(0.0, 0.02).unwrap(),
+        Normal::new(0.0, 0.15).unwrap(),
+    );
     (0..rounds)
         .filter(|i| {
             let mut rng = ChaCha8Rng::seed_from_u64(7_000_003 + i);
