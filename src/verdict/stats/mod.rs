@@ -25,9 +25,9 @@
 //! s²_R/R + s²_K/K, that is used, with Satterthwaite's degrees of freedom ([`two_sample`]):
 //! pooling lends the arm of fewer runs the other's spread, which is right when both were run
 //! alike and too narrow when a baseline of many quiet runs meets a few busy candidate runs
-//! (seeded: `a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate`). Otherwise the
-//! critical value is Student's t with
-//! Σ_arm (runs − 1) degrees of freedom, the runs' own, also when the runs agree (Hartung–Knapp
+//! (seeded: `a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate`). Otherwise
+//! the critical value is Student's t with Σ_arm (runs − 1) degrees of freedom, the runs' own,
+//! also when the runs agree (Hartung–Knapp
 //! for few runs: with 3 runs a side, agreeing runs are weak evidence that runs never differ;
 //! Welch–Satterthwaite's df, which then grows without bound and gives the normal quantile, let
 //! a quiet llama-server A/A of 3 × 40 requests false-fail on its p95, effect 0.174 against a
@@ -62,8 +62,9 @@
 //!
 //! **Rates** (throughput, goodput: one figure a run, judged as the geometric mean of the runs)
 //! use the runs' spread directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom (or each
-//! arm's own, as above, where that is larger), which is exact for a mean of runs (in pairs: s_d/√k of the blocks' differences, k − 1 df); with
-//! one run a side, counting noise (≈ 1/√completions) stands in.
+//! arm's own, as above, where that is larger), which is exact for a mean of runs (in pairs:
+//! s_d/√k of the blocks' differences, k − 1 df); with one run a side, counting noise
+//! (≈ 1/√completions) stands in.
 //!
 //! **Error rate** is judged exactly ([`exact`]): a regression needs the increase beyond the
 //! threshold *and* Fisher's exact one-sided p below the Bonferroni level; "no change" needs
