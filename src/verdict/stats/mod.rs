@@ -27,8 +27,8 @@
 //! alike and too narrow when a baseline of many quiet runs meets a few busy candidate runs
 //! (seeded: `a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate`). Otherwise
 //! the critical value is Student's t with Σ_arm (runs − 1) degrees of freedom, the runs' own,
-//! also when the runs agree (Hartung–Knapp
-//! for few runs: with 3 runs a side, agreeing runs are weak evidence that runs never differ;
+//! also when the runs agree (Hartung–Knapp for few runs: with 3 runs a side, agreeing runs
+//! are weak evidence that runs never differ;
 //! Welch–Satterthwaite's df, which then grows without bound and gives the normal quantile, let
 //! a quiet llama-server A/A of 3 × 40 requests false-fail on its p95, effect 0.174 against a
 //! critical 0.158 at 128 df). With one run a side there is no run-to-run information at all,
