@@ -260,8 +260,10 @@ pub struct BaselineArgs {
     /// Baseline name.
     #[arg(long, default_value = "main")]
     pub name: String,
-    /// Repetitions of the run stored in the baseline (run-to-run noise needs at least 2).
-    #[arg(long, default_value_t = 3)]
+    /// Repetitions of the run stored in the baseline: by default as many as a sequential
+    /// compare may add (its --max-repeat, 12), so the stored arm never limits what the
+    /// candidate's runs can decide; run-to-run noise needs at least 2.
+    #[arg(long, default_value_t = 12)]
     pub repeat: u32,
     /// Replace an existing baseline of the same name.
     #[arg(long)]

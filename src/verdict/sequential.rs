@@ -55,7 +55,8 @@ pub const FIRST_LOOK: usize = 3;
 
 /// The default cap (`--max-repeat`): at 12 runs a side (blocks) a change of 1.5 times the
 /// threshold is caught in nearly every round when runs differ by ≈ 4 % (as the llama-server
-/// CI scenario's do), and a CI job of 40-request runs stays within minutes.
+/// CI scenario's do), and a CI job of 40-request runs stays within minutes. `bench baseline`
+/// records as many runs by default, so that a stored arm never limits what the cap can decide.
 pub const DEFAULT_MAX: usize = 12;
 
 /// The file beside a sequential compare's candidate runs that holds its design.

@@ -1,20 +1,21 @@
 //! The design's error rates over whole sequences, on synthetic runs with run-level states:
 //! each run's figure is its arm's true value plus a state drawn for the whole run (a normal
-//! with a run-to-run spread), judged as the gate judges a figure per run (the runs' pooled
-//! spread, Student's t with R + K − 2 degrees of freedom) by the gate's own `decide`, at the
-//! design's looks and shares. Thousands of seeded sequences against a stored baseline of
-//! three runs.
+//! with a run-to-run spread), judged as the gate judges a figure per run (the runs' spread,
+//! pooled or each arm's own: `two_sample`, with its Student's t) by the gate's own `decide`,
+//! at the design's looks and shares. Thousands of seeded sequences against a stored baseline
+//! of `bench baseline`'s default size, and of three runs.
 
 use super::*;
 use crate::verdict::decide::decide;
-use crate::verdict::stats::t_quantile;
+use crate::verdict::stats::{t_quantile, two_sample};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
 const SEQUENCES: usize = 4000;
 const ALPHA: f64 = 0.05;
-const BASE_RUNS: usize = 3;
+/// `bench baseline`'s default: as many runs as the cap.
+const BASE_RUNS: usize = DEFAULT_MAX;
 /// Runs differ by ≈ 4 % from one another (ln scale).
 const SPREAD: f64 = 0.04;
 
@@ -34,8 +35,20 @@ fn sequence(
     floor: f64,
     rng: &mut ChaCha8Rng,
 ) -> (Verdict, usize) {
+    sequence_against(BASE_RUNS, design, rule, effect, floor, rng)
+}
+
+/// [`sequence`] against a stored baseline of `base_runs` runs.
+fn sequence_against(
+    base_runs: usize,
+    design: &Design,
+    rule: Rule,
+    effect: f64,
+    floor: f64,
+    rng: &mut ChaCha8Rng,
+) -> (Verdict, usize) {
     let noise = Normal::new(0.0, SPREAD).unwrap();
-    let base: Vec<f64> = (0..BASE_RUNS).map(|_| noise.sample(rng)).collect();
+    let base: Vec<f64> = (0..base_runs).map(|_| noise.sample(rng)).collect();
     let mut cand: Vec<f64> = Vec::new();
     let mut prev = 0;
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
@@ -44,12 +57,9 @@ fn sequence(
         while cand.len() < n {
             cand.push(effect + noise.sample(rng));
         }
-        let ss = |v: &[f64]| {
-            let m = mean(v);
-            v.iter().map(|x| (x - m).powi(2)).sum::<f64>()
-        };
-        let df = (BASE_RUNS + n - 2) as f64;
-        let se = ((ss(&base) + ss(&cand)) / df * (1.0 / BASE_RUNS as f64 + 1.0 / n as f64)).sqrt();
+        let var = |v: &[f64]| crate::verdict::stats::sd(v).map(|s| s * s);
+        let (v, df) = two_sample([var(&base), var(&cand)], [base_runs, n]).unwrap();
+        let se = v.sqrt();
         let d = mean(&cand) - mean(&base);
         let spend = match rule {
             Rule::Spending => design.spend(prev, n),
@@ -65,11 +75,11 @@ fn sequence(
     (last, design.max())
 }
 
-fn rate(rule: Rule, effect: f64, floor: f64, seed: u64, what: Verdict) -> f64 {
+fn rate(base_runs: usize, rule: Rule, effect: f64, floor: f64, seed: u64, what: Verdict) -> f64 {
     let design = Design::new(FIRST_LOOK, DEFAULT_MAX, ALPHA);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let hits = (0..SEQUENCES)
-        .filter(|_| sequence(&design, rule, effect, floor, &mut rng).0 == what)
+        .filter(|_| sequence_against(base_runs, &design, rule, effect, floor, &mut rng).0 == what)
         .count();
     hits as f64 / SEQUENCES as f64
 }
@@ -95,12 +105,17 @@ fn looks_grow_by_half_to_the_cap_and_spend_alpha_linearly() {
 /// applied at every look exceeds it.
 #[test]
 fn false_fails_stay_within_alpha_over_all_looks() {
-    let spending = rate(Rule::Spending, 0.0, 0.0, 1, Verdict::Regressed);
-    let every = rate(Rule::FixedEveryLook, 0.0, 0.0, 1, Verdict::Regressed);
-    eprintln!("false FAIL over all looks: design {spending:.4}, fixed α at every look {every:.4}");
-    // 4000 sequences: the SE of a rate near 0.05 is ≈ 0.0034.
-    assert!(spending <= ALPHA, "design: {spending}");
-    assert!(every > ALPHA + 0.01, "fixed α at every look: {every}");
+    for base in [BASE_RUNS, 3] {
+        let spending = rate(base, Rule::Spending, 0.0, 0.0, 1, Verdict::Regressed);
+        let every = rate(base, Rule::FixedEveryLook, 0.0, 0.0, 1, Verdict::Regressed);
+        eprintln!("false FAIL over all looks, {base} baseline runs: design {spending:.4}, fixed α at every look {every:.4}");
+        // 4000 sequences: the SE of a rate near 0.05 is ≈ 0.0034.
+        assert!(spending <= ALPHA, "design, {base}: {spending}");
+        assert!(
+            every > ALPHA + 0.01,
+            "fixed α at every look, {base}: {every}"
+        );
+    }
 }
 
 /// False "no change" with a true regression of exactly the threshold: at most α over all
@@ -108,13 +123,25 @@ fn false_fails_stay_within_alpha_over_all_looks() {
 #[test]
 fn false_no_change_stays_within_alpha_over_all_looks() {
     let floor = 1.1f64.ln();
-    let spending = rate(Rule::Spending, floor, floor, 2, Verdict::NoChange);
-    let every = rate(Rule::FixedEveryLook, floor, floor, 2, Verdict::NoChange);
-    eprintln!(
-        "false no change over all looks: design {spending:.4}, fixed α at every look {every:.4}"
-    );
-    assert!(spending <= ALPHA, "design: {spending}");
-    assert!(every > ALPHA + 0.01, "fixed α at every look: {every}");
+    for base in [BASE_RUNS, 3] {
+        let spending = rate(base, Rule::Spending, floor, floor, 2, Verdict::NoChange);
+        let every = rate(
+            base,
+            Rule::FixedEveryLook,
+            floor,
+            floor,
+            2,
+            Verdict::NoChange,
+        );
+        eprintln!(
+            "false no change over all looks, {base} baseline runs: design {spending:.4}, fixed α at every look {every:.4}"
+        );
+        assert!(spending <= ALPHA, "design, {base}: {spending}");
+        assert!(
+            every > ALPHA + 0.01,
+            "fixed α at every look, {base}: {every}"
+        );
+    }
 }
 
 /// What the design buys: a 40 % slowdown is caught at the first look, a 15 % one within the
@@ -171,4 +198,14 @@ fn the_bulk_share_is_small_only_when_a_few_runs_lie_apart() {
     // Too few runs to tell: no change to the projection.
     assert_eq!(bulk_share(&[600.0, 300.0], &[610.0]), 1.0);
     assert_eq!(bulk_share(&[600.0; 3], &[600.0; 3]), 1.0);
+}
+
+#[test]
+fn a_baseline_holds_as_many_runs_as_a_compare_may_add() {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(["bench", "baseline", "s.toml"]).unwrap();
+    let crate::cli::Command::Baseline(args) = cli.command else {
+        panic!("not a baseline command");
+    };
+    assert_eq!(args.repeat as usize, DEFAULT_MAX);
 }
