@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The gate on a real engine, counted. For each condition, ROUNDS independent rounds on
-# llama-server (ci/engines/llama-server.sh): a fresh baseline (--repeat $BASE_REPEAT, default 3),
+# llama-server (ci/engines/llama-server.sh): a fresh baseline (--repeat $BASE_REPEAT; default bench's, 12),
 # then a compare
 # (--repeat $REPEAT, default bench's: sequential, runs or interleaved blocks added to a look
 # where every gated row is settled, up to --max-repeat), and the verdicts tallied with the
@@ -24,7 +24,7 @@
 #
 #   bash validation/engine-gate-check.sh ROUNDS CONDITION…      e.g. bash validation/engine-gate-check.sh 20 quiet-8 busy-8
 #   REPEAT=12 bash validation/engine-gate-check.sh 20 il-slow15-8
-#   BASE_REPEAT=6 bash validation/engine-gate-check.sh 20 quiet-8     # 6-run baselines
+#   BASE_REPEAT=3 bash validation/engine-gate-check.sh 20 mixed-8     # 3-run baselines
 #
 # Prints one line per round and a tally per condition: false fails (or detections), how
 # often latency and throughput rows were inconclusive, and how often each row was. Not part
@@ -37,7 +37,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:?ROUNDS}; shift
 BENCH=${BENCH:-target/release/bench}
 REPEAT=${REPEAT:-}  # candidate runs (interleaved: blocks) per compare; empty = bench's default
-BASE_REPEAT=${BASE_REPEAT:-3}  # runs of each round's baseline
+BASE_REPEAT=${BASE_REPEAT:-}  # runs of each round's baseline; empty = bench's default
 export CPU_PERIOD_US=${CPU_PERIOD_US:-10000}  # validation/cpu-quota.sh's throttling period
 [ -x "$BENCH" ] || cargo build --release --locked --quiet || exit 2
 bash ci/engines/llama-server.sh build >/dev/null || { echo "gate check: skipped (no llama-server)"; exit 0; }
@@ -94,7 +94,7 @@ for cond in "$@"; do
   case $cond in
     il-*)
       # One stored baseline names the configuration; every round's control runs are fresh.
-      "$BENCH" baseline "$S" $E --repeat "$BASE_REPEAT" --var cpu_quota=off --baselines "$work/$cond-b" --out "$work/$cond-base" -q >"$work/$cond.base.txt" 2>&1 \
+      "$BENCH" baseline "$S" $E ${BASE_REPEAT:+--repeat "$BASE_REPEAT"} --var cpu_quota=off --baselines "$work/$cond-b" --out "$work/$cond-base" -q >"$work/$cond.base.txt" 2>&1 \
         || { echo "$cond: baseline failed"; cat "$work/$cond.base.txt"; exit 2; } ;;
   esac
   for i in $(seq 1 "$rounds"); do
@@ -108,7 +108,7 @@ for cond in "$@"; do
         [ -z "$q" ] && extra+=(--var cpu_quota=off)
         ;;
       *)
-        "$BENCH" baseline "$S" $E --repeat "$BASE_REPEAT" --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
+        "$BENCH" baseline "$S" $E ${BASE_REPEAT:+--repeat "$BASE_REPEAT"} --baselines "$d/b" --out "$d/base" -q >"$d.base.txt" 2>&1 \
           || { echo "$cond round $i: baseline failed"; cat "$d.base.txt"; exit 2; }
         [ -n "$q" ] && quota "$q"
         case $cond in mixed-*) start_hog ;; esac
