@@ -307,10 +307,11 @@ impl Sequence {
 }
 
 /// Against a stored baseline of `runs` runs: how the effect's standard error would shrink from
-/// `n` candidate runs to `cap`, and its degrees of freedom there, as the gate would compute
-/// them ([`two_sample`]: pooled, or each arm's own where larger) from each arm's one-run
-/// variance. Arms whose spread is unknown (under two runs) are taken to spread alike, which
-/// gives √((1/R + 1/cap) / (1/R + 1/n)) at R + cap − 2 df.
+/// `n` candidate runs to `cap`, and its degrees of freedom there, by the gate's rule
+/// ([`two_sample`]: pooled, or each arm's own where larger) applied to the spread of each
+/// arm's per-run figures, which stands in for the run bootstrap's. Arms whose spread is
+/// unknown (under two runs) are taken to spread alike, which gives √((1/R + 1/cap) /
+/// (1/R + 1/n)) at R + cap − 2 df.
 fn to_cap(spreads: [Option<f64>; 2], runs: usize, n: usize, cap: usize) -> Option<(f64, f64)> {
     let spreads = match spreads {
         [Some(a), Some(b)] if a + b > 0.0 => [Some(a), Some(b)],
