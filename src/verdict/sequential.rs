@@ -322,14 +322,18 @@ fn to_cap(spreads: [Option<f64>; 2], runs: usize, n: usize, cap: usize) -> Optio
     (now > 0.0).then(|| ((then / now).sqrt(), df))
 }
 
-/// The variance of the logs of a row's per-run values; `None` below two positive values.
-fn log_var(values: &[f64]) -> Option<f64> {
-    let logs: Vec<f64> = values
+/// The logs of a row's positive per-run values.
+fn logs(values: &[f64]) -> Vec<f64> {
+    values
         .iter()
         .filter(|x| **x > 0.0)
         .map(|x| x.ln())
-        .collect();
-    crate::verdict::stats::sd(&logs).map(|s| s * s)
+        .collect()
+}
+
+/// The variance of the logs of a row's per-run values; `None` below two positive values.
+fn log_var(values: &[f64]) -> Option<f64> {
+    crate::verdict::stats::sd(&logs(values)).map(|s| s * s)
 }
 
 /// The share of a row's run-to-run spread that the bulk of its runs show, from each arm's
@@ -345,11 +349,7 @@ pub fn bulk_share(baseline: &[f64], candidate: &[f64]) -> f64 {
     };
     let (mut dev, mut ss, mut df) = (Vec::new(), 0.0, 0);
     for values in [baseline, candidate] {
-        let mut logs: Vec<f64> = values
-            .iter()
-            .filter(|x| **x > 0.0)
-            .map(|x| x.ln())
-            .collect();
+        let mut logs = logs(values);
         if logs.len() < 2 {
             continue;
         }
