@@ -1,18 +1,28 @@
 //! What a baseline's runs say a compare against it can decide, before any request: for each
 //! gated metric, the run-to-run spread of its runs' own figures (s, on the log scale; the
-//! per-run figure's sampling noise within the run is part of it), and from it — as the gate
-//! judges a figure per run, SE = s·√(1/R + 1/K) with Student's t on R + K − 2 degrees of
-//! freedom (interleaved: both arms grow, s·√(2/K), 2K − 2) at each look's share of α of the
-//! sequential design — the fewest runs a side (blocks) at which, with 90 % power,
+//! per-run figure's sampling noise within the run is part of it), and from it — judged as the
+//! gate judges a figure per run, at each look's share of α of the sequential design — the
+//! fewest runs a side (blocks) at which, with 90 % power,
 //!
 //! * an unchanged candidate is shown *no change* (the bound on worse inside the threshold), and
 //! * a regression of 1.5 × the threshold is shown *regressed*;
 //!
-//! and the smallest regression the cap catches with 90 % power. The error rate is planned
-//! exactly: the requests an arm needs before zero errors bound the increase inside its
-//! threshold. A row no practical budget settles is named with what would settle it. A plan
-//! is an estimate from few runs: the spread of three runs is itself uncertain by a factor of
-//! about two.
+//! and the smallest regression the cap catches with 90 % power.
+//!
+//! Against a stored baseline of R runs the gate's standard error is [`two_sample`]'s: the arms'
+//! spreads pooled, s·√(1/R + 1/K) on R + K − 2 degrees of freedom, or each arm's own where
+//! that is larger (Welch–Satterthwaite). Which one judges depends on the candidate's spread,
+//! unknown before it runs, so the plan takes the candidate's runs to spread like the
+//! baseline's and averages the power over their sample variance, s²·χ²(K − 1)/(K − 1), at
+//! [`DRAWS`] equally likely quantiles: at a first look of 3 runs against 12 that variance is
+//! the larger about half the time, and then Welch's few degrees of freedom judge. Planning at
+//! the pooled figure alone promised the first look more than it holds. Interleaved, both arms
+//! grow alike: s·√(2/K) on 2K − 2 degrees of freedom.
+//!
+//! The error rate is planned exactly: the requests an arm needs before zero errors bound the
+//! increase inside its threshold. A row no practical budget settles is named with what would
+//! settle it. A plan is an estimate from few runs: the spread of three runs is itself
+//! uncertain by a factor of about two.
 
 use crate::config::thresholds::GateConfig;
 use crate::model::baseline::Baseline;
@@ -21,11 +31,14 @@ use crate::model::result::RunResult;
 use crate::verdict::figure;
 use crate::verdict::sequential::Design;
 use crate::verdict::stats::exact::requests_to_bound;
-use crate::verdict::stats::{sd, t_quantile};
+use crate::verdict::stats::{sd, t_quantile, two_sample, z};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 use std::fmt::Write;
 
-/// z at 90 % power.
-const Z_POWER: f64 = 1.2816;
+/// The power each claim is planned for.
+const POWER: f64 = 0.9;
+/// Equally likely quantiles of the candidate's sample variance the power is averaged over.
+pub const DRAWS: usize = 64;
 
 /// One gated metric's plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,30 +95,9 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
                 .map(f64::ln)
                 .collect();
             let spread = (logs.len() >= 2).then(|| sd(&logs)).flatten();
-            let se_df = |k: usize| match (spread, interleave) {
-                (Some(s), false) => Some((s * (1.0 / r as f64 + 1.0 / k as f64).sqrt(), (r + k - 2) as f64)),
-                (Some(s), true) => Some((s * (2.0 / k as f64).sqrt(), (2 * k - 2) as f64)),
-                (None, _) => None,
-            };
-            let mut prev = 0;
-            let mut runs_needed = None;
-            for &k in &design.looks {
-                let share = design.spend(prev, k).fail;
-                prev = k;
-                let Some((se, df)) = se_df(k) else { break };
-                let (q_fail, q_bound) = (t_quantile(1.0 - share / m, df), t_quantile(1.0 - share, df));
-                let no_change = (q_bound + Z_POWER) * se <= floor;
-                let caught = 0.5 * floor >= Z_POWER * se && q_fail * se + Z_POWER * se <= 1.5 * floor;
-                if no_change && caught {
-                    runs_needed = Some(k);
-                    break;
-                }
-            }
-            let detectable_pct = se_df(design.max()).map(|(se, df)| {
-                let share = design.spend(design.looks.iter().rev().nth(1).copied().unwrap_or(0), design.max()).fail;
-                let d = (t_quantile(1.0 - share / m, df) * se).max(floor) + Z_POWER * se;
-                (d.exp() - 1.0) * 100.0
-            });
+            let look = Look { r, floor, m, interleave };
+            let runs_needed = spread.and_then(|s| look.settles(s, design));
+            let detectable_pct = spread.map(|s| (look.caught_at_cap(s, design).exp() - 1.0) * 100.0);
             let advice = match (runs_needed, spread) {
                 (Some(_), _) => None,
                 (None, None) => Some("needs two or more baseline runs to plan".to_string()),
@@ -125,6 +117,106 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
             }
         })
         .collect()
+}
+
+/// What is fixed about a row's looks: the baseline's runs, the threshold on the log scale, the
+/// gated rows splitting the FAIL side's α, and whether the compare interleaves.
+struct Look {
+    r: usize,
+    floor: f64,
+    m: f64,
+    interleave: bool,
+}
+
+impl Look {
+    /// The (standard error, degrees of freedom) pairs the gate may judge a look of `k` with,
+    /// equally likely, and the effect's true standard error, for runs that spread by `s`.
+    fn judged(&self, s: f64, k: usize) -> (Vec<(f64, f64)>, f64) {
+        let r = self.r;
+        if self.interleave {
+            let se = s * (2.0 / k as f64).sqrt();
+            return (vec![(se, (2 * k).saturating_sub(2).max(1) as f64)], se);
+        }
+        let true_se = s * (1.0 / r as f64 + 1.0 / k as f64).sqrt();
+        let pooled = vec![(true_se, (r + k).saturating_sub(2).max(1) as f64)];
+        let Ok(chi) = ChiSquared::new(k.saturating_sub(1) as f64) else {
+            return (pooled, true_se);
+        };
+        let points = (0..DRAWS)
+            .filter_map(|i| {
+                let q = chi.inverse_cdf((i as f64 + 0.5) / DRAWS as f64) / (k - 1) as f64;
+                let (var, df) = two_sample([Some(s * s), Some(s * s * q)], [r, k])?;
+                Some((var.sqrt(), df))
+            })
+            .collect::<Vec<_>>();
+        (if points.is_empty() { pooled } else { points }, true_se)
+    }
+
+    /// At a look of `k` spending `share` of α: the chance an unchanged candidate is shown no
+    /// change, and the chance a regression of `effect` (log scale) is shown regressed.
+    fn power(&self, s: f64, k: usize, share: f64, effect: f64) -> (f64, f64) {
+        let (points, true_se) = self.judged(s, k);
+        let n = Normal::standard();
+        let no_change = points
+            .iter()
+            .map(|&(se, df)| n.cdf((self.floor - t_quantile(1.0 - share, df) * se) / true_se))
+            .sum::<f64>();
+        let bars = self.bars(&points, share);
+        (
+            no_change / points.len() as f64,
+            caught(&bars, true_se, effect),
+        )
+    }
+
+    /// The effect each point must exceed to be called regressed: beyond the threshold and
+    /// beyond noise at the FAIL side's share of `share`.
+    fn bars(&self, points: &[(f64, f64)], share: f64) -> Vec<f64> {
+        points
+            .iter()
+            .map(|&(se, df)| (t_quantile(1.0 - share / self.m, df) * se).max(self.floor))
+            .collect()
+    }
+
+    /// The first look at which both claims reach [`POWER`]; `None` past the cap.
+    fn settles(&self, s: f64, design: &Design) -> Option<usize> {
+        let mut prev = 0;
+        design.looks.iter().copied().find(|&k| {
+            let share = design.spend(prev, k).fail;
+            prev = k;
+            let (no_change, caught) = self.power(s, k, share, 1.5 * self.floor);
+            no_change >= POWER && caught >= POWER
+        })
+    }
+
+    /// The smallest regression (log scale) the cap's look catches with [`POWER`], found by
+    /// bisection between the threshold and the largest bar plus z₀.₉ true standard errors.
+    fn caught_at_cap(&self, s: f64, design: &Design) -> f64 {
+        let cap = design.max();
+        let before = design.looks.iter().rev().nth(1).copied().unwrap_or(0);
+        let (points, true_se) = self.judged(s, cap);
+        let bars = self.bars(&points, design.spend(before, cap).fail);
+        let top = bars.iter().copied().fold(self.floor, f64::max);
+        let (mut lo, mut hi) = (self.floor, top + z(POWER) * true_se);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if caught(&bars, true_se, mid) >= POWER {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    }
+}
+
+/// The chance a regression of `effect` exceeds its bar, averaged over equally likely bars;
+/// the estimate scatters by `true_se` about the effect.
+fn caught(bars: &[f64], true_se: f64, effect: f64) -> f64 {
+    let n = Normal::standard();
+    bars.iter()
+        .map(|b| n.cdf((effect - b) / true_se))
+        .sum::<f64>()
+        / bars.len().max(1) as f64
 }
 
 /// Why a p99 will not be gated: an arm below [`crate::verdict::gate::P99_MIN_N`] successful
@@ -239,6 +331,87 @@ mod tests {
 
     fn cfg() -> GateConfig {
         crate::testkit::gate_config(200)
+    }
+
+    /// The gate's own look, drawn `n` times: a stored baseline of `r` runs whose spread is `s`
+    /// (its mean off the truth by its own error), a candidate of `k` runs spread alike and moved
+    /// by `effect`, judged with [`two_sample`] at `share` of α. Returns the share of draws shown
+    /// no change and the share shown regressed.
+    fn drawn(
+        look: &Look,
+        s: f64,
+        k: usize,
+        share: f64,
+        effect: f64,
+        rng: &mut impl rand::Rng,
+    ) -> (f64, f64) {
+        use rand_distr::{Distribution, Normal as N};
+        let unit = N::new(0.0, 1.0).unwrap();
+        let n = 4000;
+        let (mut no_change, mut regressed) = (0, 0);
+        for _ in 0..n {
+            let base_error = s / (look.r as f64).sqrt() * unit.sample(rng);
+            let runs: Vec<f64> = (0..k).map(|_| effect + s * unit.sample(rng)).collect();
+            let mean = runs.iter().sum::<f64>() / k as f64;
+            let var = sd(&runs).unwrap().powi(2);
+            let (v, df) = two_sample([Some(s * s), Some(var)], [look.r, k]).unwrap();
+            let d = mean - base_error;
+            let bar = (t_quantile(1.0 - share / look.m, df) * v.sqrt()).max(look.floor);
+            regressed += (d > bar) as u32;
+            no_change +=
+                (d <= bar && d + t_quantile(1.0 - share, df) * v.sqrt() <= look.floor) as u32;
+        }
+        (no_change as f64 / n as f64, regressed as f64 / n as f64)
+    }
+
+    #[test]
+    fn the_planned_look_holds_its_power_under_the_gates_rule() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let design = Design::new(3, 12, 0.05);
+        let look = Look {
+            r: 12,
+            floor: 1.1f64.ln(),
+            m: 8.0,
+            interleave: false,
+        };
+        let mut pooled_fell_short = Vec::new();
+        for s in [0.02, 0.025, 0.03, 0.035, 0.04, 0.05, 0.06, 0.08] {
+            let (mut prev, mut pooled) = (0, None);
+            for &k in &design.looks {
+                let share = design.spend(prev, k).fail;
+                prev = k;
+                // The plan's power at every look is what the gate's rule delivers.
+                let (plan_nc, plan_caught) = look.power(s, k, share, 1.5 * look.floor);
+                let (nc, _) = drawn(&look, s, k, share, 0.0, &mut rng);
+                let (_, caught) = drawn(&look, s, k, share, 1.5 * look.floor, &mut rng);
+                assert!(
+                    (plan_nc - nc).abs() <= 0.04 && (plan_caught - caught).abs() <= 0.04,
+                    "s {s}, look {k}: planned no change {plan_nc:.3} / caught {plan_caught:.3}, drawn {nc:.3} / {caught:.3}"
+                );
+                // A plan that took the candidate's spread to be exactly the baseline's:
+                // pooled, R + K − 2 degrees of freedom, the first look meeting 90 % so.
+                let (se, df) = (s * (1.0 / 12.0 + 1.0 / k as f64).sqrt(), (10 + k) as f64);
+                let pooled_nc = (t_quantile(1.0 - share, df) + z(POWER)) * se <= look.floor;
+                let pooled_caught = 1.5 * look.floor
+                    - (t_quantile(1.0 - share / 8.0, df) * se).max(look.floor)
+                    >= z(POWER) * se;
+                if pooled_nc && pooled_caught && pooled.is_none() {
+                    pooled = Some((k, nc.min(caught)));
+                }
+            }
+            let planned = look.settles(s, &design);
+            if let Some((k, held)) = pooled.filter(|(k, _)| planned.is_none_or(|p| *k < p)) {
+                pooled_fell_short.push((s, k, held));
+            }
+        }
+        // Where the pooled figure alone promised an earlier look, that look falls short of 90 %.
+        assert!(!pooled_fell_short.is_empty(), "the rule changed no plan");
+        for (s, k, held) in pooled_fell_short {
+            assert!(
+                held < 0.87,
+                "s {s}: the pooled plan's look {k} held both claims in {held:.3}"
+            );
+        }
     }
 
     #[test]
