@@ -69,6 +69,9 @@ check "llama-cpp-python logprobs: baseline recorded" "[ $? -eq 0 ]"
   --baselines "$work/lp-b" --out "$work/lp" >"$work/lp.txt" 2>&1
 rc=$?; cat "$work/lp.txt"
 check "llama-cpp-python logprobs: the compare fails (exit 1)" "[ $rc -eq 1 ]"
-check "llama-cpp-python logprobs: TPOT regressed" "grep -q '^  REGRESSED tpot.p50' '$work/lp.txt'"
+# The compare stops at the first look that settles a regression, so which decode-time row
+# carries it depends on the draw: TPOT p50's own interval, from 24 requests whose TPOT spreads
+# widely under logprobs, may still be open when output throughput has settled.
+check "llama-cpp-python logprobs: the decode cost is caught (TPOT p50 or output throughput regressed)" "grep -Eq '^  REGRESSED (tpot.p50|output_throughput)' '$work/lp.txt'"
 echo "llama-cpp-python suite: $passed passed, $failed failed ($(( $(date +%s) - start )) s)"
 [ "$failed" -eq 0 ]
