@@ -84,7 +84,11 @@ mod testkit;
 macro_rules! out {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($t)*);
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            $crate::model::escape::terminal(&format!($($t)*))
+        );
     }};
 }
 
@@ -93,7 +97,11 @@ macro_rules! out {
 macro_rules! out_text {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($t)*);
+        let _ = write!(
+            std::io::stdout(),
+            "{}",
+            $crate::model::escape::terminal(&format!($($t)*))
+        );
     }};
 }
 
@@ -104,7 +112,11 @@ macro_rules! out_text {
 macro_rules! say {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($t)*);
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            $crate::model::escape::terminal(&format!($($t)*))
+        );
     }};
 }
 
@@ -113,7 +125,11 @@ macro_rules! say {
 macro_rules! say_text {
     ($($t:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($t)*);
+        let _ = write!(
+            std::io::stderr(),
+            "{}",
+            $crate::model::escape::terminal(&format!($($t)*))
+        );
     }};
 }
 

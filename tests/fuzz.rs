@@ -552,3 +552,116 @@ fn corrupted_baselines_are_errors_never_verdicts() {
         "corrupt baselines read as whole: {judged:?}"
     );
 }
+
+// ---------------------------------------------------------------- sequence.json
+
+/// Tamperings of a sequential compare's `sequence.json`: values a verdict reads (α, the looks)
+/// set to hostile ones, wrong types, extra or missing keys, broken JSON. Each is replayed as
+/// `bench compare --candidate DIR` does with the design the flags give: it must come back as
+/// that very design (so every verdict and exit code is the flags' own) or be an error that
+/// names the file — never another design.
+#[test]
+fn tampered_sequence_designs_never_judge_the_runs() {
+    use bench::verdict::sequential::{Design, DEFAULT_MAX, FIRST_LOOK};
+    use rand::{Rng, SeedableRng};
+    let want = Design::new(FIRST_LOOK, 5, 0.001);
+    let good = serde_json::to_string_pretty(&want).unwrap();
+    let alphas = [
+        "0",
+        "-0.0",
+        "1e-300",
+        "5e-324",
+        "0.45",
+        "0.5",
+        "0.4999",
+        "0.05",
+        "0.0011",
+        "0.00099",
+        "1",
+        "-0.001",
+        "1e308",
+        "\"0.001\"",
+        "null",
+        "true",
+        "[0.001]",
+        "{}",
+    ];
+    let looks = [
+        "[]",
+        "[1]",
+        "[0]",
+        "[3]",
+        "[3,5,8]",
+        "[3,5,8,12]",
+        "[5,3]",
+        "[3,3,5]",
+        "[3,4,5]",
+        "[1,2,3,4,5]",
+        "[3,5,1000]",
+        "[3,5,1001]",
+        "[-3,5]",
+        "[3.5,5]",
+        "[\"3\",\"5\"]",
+        "[3,5,18446744073709551616]",
+        "null",
+        "5",
+    ];
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(47);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sequence.json");
+    let (mut cases, mut errors, mut same) = (0, 0, 0);
+    for i in 0..480 {
+        let alpha = alphas[rng.random_range(0..alphas.len())];
+        let look = looks[rng.random_range(0..looks.len())];
+        let text = match i % 8 {
+            0 => format!(r#"{{"looks":{look},"alpha":{alpha}}}"#),
+            1 => format!(r#"{{"alpha":{alpha},"looks":[3,5]}}"#),
+            2 => format!(r#"{{"looks":{look},"alpha":0.001}}"#),
+            3 => format!(r#"{{"looks":[3,5],"alpha":0.001,"alpha":{alpha}}}"#),
+            4 => format!(
+                r#"{{"looks":[3,5],"alpha":0.001,"max_repeat":{}}}"#,
+                rng.random_range(0..20)
+            ),
+            5 => {
+                // The real file cut or with a byte changed.
+                let mut b = good.clone().into_bytes();
+                let k = rng.random_range(0..b.len());
+                if rng.random_bool(0.5) {
+                    b.truncate(k);
+                } else {
+                    b[k] = rng.random();
+                }
+                String::from_utf8_lossy(&b).into_owned()
+            }
+            6 => format!(r#"{{"looks":{look}}}"#),
+            _ => format!("\u{feff}{}", good.replace("0.001", alpha)),
+        };
+        std::fs::write(&path, &text).unwrap();
+        cases += 1;
+        match Design::replayed(dir.path(), Some(&want)) {
+            Ok(Some(d)) => {
+                assert_eq!(d, want, "{text:?} replayed as another design");
+                same += 1;
+            }
+            Ok(None) => panic!("{text:?}: a design file was ignored"),
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains("sequence.json"), "{text:?}: {m}");
+                errors += 1;
+            }
+        }
+    }
+    // The untouched file replays; the default cap is another design.
+    std::fs::write(&path, &good).unwrap();
+    assert_eq!(
+        Design::replayed(dir.path(), Some(&want)).unwrap(),
+        Some(want.clone())
+    );
+    let default = Design::new(FIRST_LOOK, DEFAULT_MAX, 0.001);
+    assert!(Design::replayed(dir.path(), Some(&default)).is_err());
+    assert!(Design::replayed(dir.path(), None).is_err());
+    println!(
+        "sequence.json tamperings: {cases} cases, {errors} refused, {same} the flags' own design"
+    );
+    assert!(cases >= 400 && errors > 300, "{cases} {errors}");
+}

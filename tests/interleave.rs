@@ -45,18 +45,28 @@ fn compare(scenario: &str, store: &str, extra: &[&str]) -> (i32, String, String)
 
 /// `compare --control OUT/control --candidate OUT/candidate --json JSON`: (exit code, stderr).
 fn rejudge(scenario: &str, store: &str, out: &Path, json: &Path) -> (i32, String) {
-    let (rc, _, err) = compare(
-        scenario,
-        store,
-        &[
-            "--control",
-            out.join("control").to_str().unwrap(),
-            "--candidate",
-            out.join("candidate").to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
+    rejudge_with(scenario, store, out, json, &[])
+}
+
+/// [`rejudge`] with more flags (a sequential compare's `--max-repeat`).
+fn rejudge_with(
+    scenario: &str,
+    store: &str,
+    out: &Path,
+    json: &Path,
+    flags: &[&str],
+) -> (i32, String) {
+    let (control, candidate) = (out.join("control"), out.join("candidate"));
+    let mut args = vec![
+        "--control",
+        control.to_str().unwrap(),
+        "--candidate",
+        candidate.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(flags);
+    let (rc, _, err) = compare(scenario, store, &args);
     (rc, err)
 }
 
@@ -101,11 +111,19 @@ fn a_sequential_interleave_stops_at_a_look_and_is_replayed_from_its_runs() {
     assert!(stdout.contains("sequential: "), "{stdout}");
     assert!(out.join("candidate/sequence.json").is_file());
     let again = dir.path().join("again.json");
-    let (rc2, err) = rejudge(s, store, &out, &again);
+    let (rc2, err) = rejudge_with(s, store, &out, &again, &["--max-repeat", "5"]);
     assert_eq!(rc2, rc, "{err}");
     let d = read_json(&again);
     assert_eq!(d["rows"], c["rows"]);
     assert_eq!(d["sequence"], c["sequence"]);
+    // The design comes from the flags: without the cap the runs were made with, the replay
+    // is refused, naming the file, rather than judged at another design.
+    let (rc3, err) = rejudge(s, store, &out, &again);
+    assert_eq!(rc3, 2, "{err}");
+    assert!(
+        err.contains("sequence.json") && err.contains("--max-repeat 5"),
+        "{err}"
+    );
 }
 
 /// The scenario, with a baseline of 2 repetitions recorded: (scenario path, store path).

@@ -96,6 +96,8 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
             "scenarios/smoke.toml",
             "--alpha",
             "0.001",
+            "--max-repeat",
+            "5",
             "--candidate",
         ])
         .arg(&out)
@@ -117,6 +119,8 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
             "scenarios/smoke.toml",
             "--alpha",
             "0.001",
+            "--max-repeat",
+            "5",
             "--undecided",
             "fail",
         ])
@@ -129,6 +133,33 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     let t = text(&o);
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("— FAIL — "), "{t}");
+
+    // An edited design never judges the runs: α = 0 or a tiny α (every critical value
+    // infinite), one look, or another α than the flags' are refused, naming the file.
+    let design = out.join("sequence.json");
+    let original = std::fs::read_to_string(&design).unwrap();
+    for edit in [
+        r#"{"looks":[3,5],"alpha":0}"#,
+        r#"{"looks":[3,5],"alpha":1e-300}"#,
+        r#"{"looks":[1],"alpha":0.001}"#,
+        r#"{"looks":[3,5],"alpha":0.45}"#,
+        r#"{"looks":[3,4,5],"alpha":0.001}"#,
+    ] {
+        std::fs::write(&design, edit).unwrap();
+        let o = common::bench()
+            .args(["compare", "scenarios/smoke.toml", "--alpha", "0.001"])
+            .args(["--max-repeat", "5", "--candidate"])
+            .arg(&out)
+            .arg("--baselines")
+            .arg(&store)
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{edit}: {t}");
+        assert!(t.contains("sequence.json"), "{edit}: {t}");
+        assert!(!t.contains("PASS"), "{edit}: {t}");
+    }
+    std::fs::write(&design, original).unwrap();
 }
 
 #[test]

@@ -363,8 +363,13 @@ impl Judge<'_> {
         control: &[PathBuf],
     ) -> Result<Judged, BenchError> {
         let mut cand = stored_runs::load(candidate, Role::Candidate)?;
+        // The design comes from the flags; a sequence.json beside the runs must agree.
+        let want = match &self.size {
+            Size::Sequential { design, .. } => Some(design),
+            Size::Fixed(_) => None,
+        };
         let design = match candidate {
-            [dir] if dir.is_dir() => Design::stored(dir)?,
+            [dir] if dir.is_dir() => Design::replayed(dir, want)?,
             _ => None,
         };
         let replay = Judge {

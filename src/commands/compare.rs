@@ -48,8 +48,19 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         let hash = spec.scenario.traffic_hash();
         comparable(&stored, &hash, &spec.scenario, &spec.vars, args.allow_multi)?;
     }
-    let rejudge =
+    // The flags the judgement depends on go with the command, so that a replay of the runs
+    // kept is the same judgement (a sequential design is checked against them).
+    let mut rejudge =
         crate::analysis::judge::rejudge_command(&args.scenario, &args.baselines, &args.name);
+    if let Some(g) = &args.gate {
+        rejudge += &format!(" --gate {}", g.display());
+    }
+    if args.alpha != crate::config::thresholds::DEFAULT_ALPHA {
+        rejudge += &format!(" --alpha {}", output::number(args.alpha));
+    }
+    if let Some(m) = args.max_repeat {
+        rejudge += &format!(" --max-repeat {m}");
+    }
     let judged = if args.interleave {
         let arm = ControlArm {
             scenario_path: &args.scenario,

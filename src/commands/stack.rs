@@ -22,12 +22,16 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     if args.ladder {
         // Each step is gated with the scenario's own thresholds over the defaults.
         let spec = RunSpec::from_scenario(plan.loaded.clone(), &args.scenario, &args.opts)?;
-        let gate = GateConfig::new(&[spec.scenario.gate.as_slice()], 0.05, spec.scenario.seed)?;
+        let gate = GateConfig::new(
+            &[spec.scenario.gate.as_slice()],
+            crate::config::thresholds::DEFAULT_ALPHA,
+            spec.scenario.seed,
+        )?;
         let l = ladder(&plan, &gate).await?;
         let text = output::stack::ladder(&l);
         crate::out_text!("{text}");
         if let Some(p) = &args.markdown {
-            output::write_atomic(p, format!("```\n{text}```\n").as_bytes())?;
+            output::write_atomic(p, crate::model::escape::fenced(&text).as_bytes())?;
         }
         if let Some(p) = &args.csv {
             for step in &l.steps {
@@ -45,7 +49,7 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     let text = output::stack::factorial(&rows);
     crate::out_text!("{text}");
     if let Some(p) = &args.markdown {
-        output::write_atomic(p, format!("```\n{text}```\n").as_bytes())?;
+        output::write_atomic(p, crate::model::escape::fenced(&text).as_bytes())?;
     }
     if let Some(p) = &args.csv {
         let date = chrono::Utc::now().format("%Y-%m-%d").to_string();

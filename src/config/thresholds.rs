@@ -12,6 +12,10 @@ use crate::error::BenchError;
 use crate::model::metric::Metric;
 use std::path::Path;
 
+/// The family-wise α a compare spends when `--alpha` is not given (`cli.rs` writes the same
+/// default; it sits below `config` and cannot name this).
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
 pub const DEFAULT_GATE: &[(&str, &str)] = &[
     ("ttft.p50", "10%"),
     ("ttft.p95", "10%"),

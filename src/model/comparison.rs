@@ -130,6 +130,11 @@ pub struct Row {
     /// and in a fixed-size compare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_at: Option<usize>,
+    /// A row with a threshold that is not judged only because an arm has too few successful
+    /// requests: how many each arm needs (a p95 72, a p99 1000). More runs gate it, so a
+    /// sequential compare counts it as undecided until they are made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_requests: Option<usize>,
     /// Each run's own value of the metric (`verdict::figure`; the gate's unit), in run order:
     /// the baseline arm's and the candidate arm's. Empty for the error rate, which is judged
     /// on pooled counts, and in comparisons written without them.
@@ -262,6 +267,16 @@ impl Comparison {
     /// Whether the compare fails: a row regressed, or one is undecided and that fails it.
     pub fn fails(&self) -> bool {
         self.regressed || (self.undecided_fails && !self.undecided().is_empty())
+    }
+
+    /// Rows with a threshold that were not judged because an arm had too few successful
+    /// requests ([`Row::needs_requests`]): the headline names them, so that a gate never
+    /// reads as covering rows it did not judge.
+    pub fn not_judged(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::NotGated && r.needs_requests.is_some())
+            .collect()
     }
 
     /// Gated rows: every row but the not-gated ones.

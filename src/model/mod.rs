@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod diagnosis;
 pub mod dist;
 pub mod environment;
+pub mod escape;
 pub mod hist;
 pub mod history;
 pub mod metric;

@@ -3,6 +3,7 @@
 
 use super::sig4;
 use crate::model::comparison::{Comparison, Row, Verdict};
+use crate::model::escape::markdown as md;
 use std::fmt::Write;
 
 /// A row's value in its unit (`39.15 ms`, `734.2 tok/s`, `0.50%`).
@@ -48,16 +49,38 @@ pub fn state(c: &Comparison) -> String {
         "PASS"
     };
     let undecided = c.undecided();
-    if undecided.is_empty() {
-        return state.into();
+    let not_judged = c.not_judged();
+    let mut s = state.to_string();
+    if !undecided.is_empty() {
+        let names: Vec<String> = undecided.iter().map(|r| r.metric.to_string()).collect();
+        s += &format!(
+            " — {} of {} undecided: {}",
+            undecided.len(),
+            c.gated(),
+            names.join(", ")
+        );
     }
-    let names: Vec<String> = undecided.iter().map(|r| r.metric.to_string()).collect();
-    format!(
-        "{state} — {} of {} undecided: {}",
-        undecided.len(),
-        c.gated(),
-        names.join(", ")
-    )
+    if !not_judged.is_empty() {
+        let names: Vec<String> = not_judged
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} (needs {} an arm, has {}/{})",
+                    r.metric,
+                    r.needs_requests.unwrap_or(0),
+                    r.n_baseline,
+                    r.n_candidate
+                )
+            })
+            .collect();
+        let sep = if undecided.is_empty() { " —" } else { ";" };
+        s += &format!(
+            "{sep} {} not judged, too few requests: {}",
+            not_judged.len(),
+            names.join(", ")
+        );
+    }
+    s
 }
 
 /// How many runs each arm used and, for a sequential compare, why it stopped.
@@ -202,19 +225,23 @@ fn method(c: &Comparison) -> String {
     )
 }
 
+/// The comparison as GitHub-flavoured Markdown. Every string that came from a server, a
+/// flag or a file (the scenario's and the baseline's names, run ids, the vars' values, model
+/// ids in notes, the server's effects) goes through [`md`], so none of it can open a link, an
+/// image, raw HTML, a mention or a table cell; the rest is bench's own text.
 pub fn markdown(c: &Comparison) -> String {
     let mut o = String::new();
     let mark = if c.fails() { "❌" } else { "✅" };
     let _ = writeln!(
         o,
-        "### bench compare `{}`: {mark} {}\n",
-        c.scenario_name,
+        "### bench compare {}: {mark} {}\n",
+        md(&c.scenario_name),
         state(c)
     );
     let _ = writeln!(
         o,
         "- change: **{}**{}",
-        c.change,
+        md(&c.change),
         if c.attributable {
             ""
         } else {
@@ -222,15 +249,15 @@ pub fn markdown(c: &Comparison) -> String {
         }
     );
     let (base, cand) = arms(c);
-    let _ = writeln!(o, "- baseline: {base}; candidate: {cand}");
+    let _ = writeln!(o, "- baseline: {}; candidate: {}", md(&base), md(&cand));
     if let Some(s) = runs_used(c) {
         let _ = writeln!(o, "- {s}");
     }
     if !c.server_effects.is_empty() {
-        let _ = writeln!(o, "- server: {}", c.server_effects.join(", "));
+        let _ = writeln!(o, "- server: {}", md(&c.server_effects.join(", ")));
     }
     for n in &c.notes {
-        let _ = writeln!(o, "- note: {n}");
+        let _ = writeln!(o, "- note: {}", md(n));
     }
     let _ = writeln!(o);
     let _ = writeln!(

@@ -2,16 +2,20 @@
 //!
 //! Times are milliseconds with µs resolution and say so in the column name. Text cells that
 //! begin with `=`, `+`, `-` or `@` are prefixed with `'` so spreadsheets do not run them as
-//! formulas (CSV injection).
+//! formulas (CSV injection), and control characters in them are stored as `\u{..}` escapes.
 
 use crate::error::BenchError;
 use crate::model::record::RequestRecord;
 use crate::model::summary::Summary;
 
+/// A text cell as stored: control characters as `\u{..}` escapes (a server's error body
+/// must not clear the screen of whoever `cat`s the file), and a leading formula character
+/// prefixed with `'`.
 pub fn escape(s: &str) -> String {
+    let s = crate::model::escape::printable(s);
     match s.chars().next() {
         Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{s}"),
-        _ => s.to_string(),
+        _ => s,
     }
 }
 

@@ -117,11 +117,49 @@ impl Design {
         )
     }
 
+    /// The design stored runs under `dir` are replayed with: the one the command line asks
+    /// for (`want`: `--alpha`, `--max-repeat`; `None` for `--repeat`'s fixed size), never
+    /// the file beside the runs alone. A `sequence.json` there must be that very design, or
+    /// the replay is refused naming the file — an edited one (α = 0, a single look) would
+    /// otherwise judge the runs at a level nobody asked for while the report says `--alpha`.
+    /// No file: `None`, the runs are judged once as a fixed-size compare of as many.
+    pub fn replayed(dir: &Path, want: Option<&Design>) -> Result<Option<Design>, BenchError> {
+        let Some(found) = Design::stored(dir)? else {
+            return Ok(None);
+        };
+        let p = dir.join(DESIGN_FILE);
+        let Some(want) = want else {
+            return Err(BenchError::usage(format!(
+                "{}: these are a sequential compare's runs, replayed look by look; leave --repeat off (or remove the file to judge them once as a fixed-size compare)",
+                p.display()
+            )));
+        };
+        if found != *want {
+            return Err(BenchError::usage(format!(
+                "{}: the runs were judged with --alpha {} --max-repeat {}, this compare asks for --alpha {} --max-repeat {}; pass the flags the runs were made with to replay their looks",
+                p.display(),
+                crate::output::number(found.alpha),
+                found.max(),
+                crate::output::number(want.alpha),
+                want.max()
+            )));
+        }
+        Ok(Some(found))
+    }
+
     /// The design stored beside runs under `dir`, if there is one.
     pub fn stored(dir: &Path) -> Result<Option<Design>, BenchError> {
         let p = dir.join(DESIGN_FILE);
         if !p.is_file() {
             return Ok(None);
+        }
+        // A design is a few dozen bytes: anything large is not one, and is not read whole.
+        let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        if len > 64 * 1024 {
+            return Err(BenchError::Runtime(format!(
+                "{}: {len} bytes is not a sequential design (bench writes a few dozen); remove it to judge the runs as a fixed-size compare",
+                p.display()
+            )));
         }
         let text = std::fs::read_to_string(&p)
             .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", p.display())))?;
@@ -131,18 +169,17 @@ impl Design {
                 p.display()
             ))
         })?;
-        let increasing = d.looks.windows(2).all(|w| w[0] < w[1]);
         // Bounded as --max-repeat is: a design asks for no more runs than a compare may make.
-        let bounded = d.looks.last().is_some_and(|&k| k <= 1000);
-        if d.looks.is_empty()
-            || d.looks[0] == 0
-            || !increasing
-            || !bounded
-            || !(0.0..0.5).contains(&d.alpha)
-        {
+        let bounded = d.looks.last().is_some_and(|&k| (1..=1000).contains(&k));
+        let alpha_ok = d.alpha > 0.0 && d.alpha < 0.5;
+        // Only the looks `bench compare` plans: 3, then ×1.5 to the cap.
+        let planned = bounded && alpha_ok && d == Design::new(FIRST_LOOK, d.max(), d.alpha);
+        if !planned {
             return Err(BenchError::Runtime(format!(
-                "{}: looks must be increasing counts from 1 and alpha in (0, 0.5)",
-                p.display()
+                "{}: not a design bench writes (looks {:?}, alpha {}): looks are 3, then ×1.5 to a cap of at most 1000, and alpha is in (0, 0.5); remove the file to judge the runs as a fixed-size compare",
+                p.display(),
+                d.looks,
+                d.alpha
             )));
         }
         Ok(Some(d))
@@ -221,15 +258,38 @@ impl Sequence {
             return Standing::Open;
         };
         let undecided = c.undecided();
-        if undecided.is_empty() {
+        // A row not judged yet for too few requests is undecided, not absent: while the cap's
+        // runs would gate it, the compare neither counts as settled nor stops as out of reach.
+        let pending = c.not_judged().iter().any(|r| self.gated_by_cap(r, n, c));
+        if undecided.is_empty() && !pending {
             Standing::Settled
         } else if c.regressed {
             Standing::Failed
-        } else if n < self.design.max() && undecided.iter().all(|r| !self.reachable(r, n, c)) {
+        } else if n < self.design.max()
+            && !pending
+            && undecided.iter().all(|r| !self.reachable(r, n, c))
+        {
             Standing::OutOfReach
         } else {
             Standing::Open
         }
+    }
+
+    /// Whether a row not judged at `n` runs a side for too few requests
+    /// ([`Row::needs_requests`]) would have them at the cap: the candidate's requests grow
+    /// with its runs, a stored baseline's stay as they are, an interleaved control's grow too.
+    fn gated_by_cap(&self, r: &Row, n: usize, c: &Comparison) -> bool {
+        let Some(need) = r.needs_requests else {
+            return false;
+        };
+        let grow = self.design.max() as f64 / n.max(1) as f64;
+        let base = if c.interleaved {
+            r.n_baseline as f64 * grow
+        } else {
+            r.n_baseline as f64
+        };
+        let cand = r.n_candidate as f64 * grow;
+        n < self.design.max() && base.min(cand) >= need as f64
     }
 
     /// Whether a row undecided at a look at `n` could be settled at the cap if what it shows
@@ -294,7 +354,28 @@ impl Sequence {
         let used = self.judged();
         let design = self.design.describe();
         let max_repeat = self.design.max();
+        let mut waiting: Vec<usize> = Vec::new();
+        if let Some(c) = &self.last {
+            for (i, r) in c.rows.iter().enumerate() {
+                if r.verdict == Verdict::NotGated && self.gated_by_cap(r, used, c) {
+                    waiting.push(i);
+                }
+            }
+        }
         let mut c = self.last?;
+        // Stopped before the runs that would have judged it (a budget, a settled regression):
+        // the row is undecided, and said so, never silently not gated.
+        for i in waiting {
+            let r = &mut c.rows[i];
+            r.verdict = Verdict::Inconclusive;
+            r.reason = format!(
+                "inconclusive {}: not judged at {used} runs a side — an arm needs ≥ {} successful requests (have {}/{}); the cap's {max_repeat} would judge it",
+                r.metric,
+                r.needs_requests.unwrap_or(0),
+                r.n_baseline,
+                r.n_candidate
+            );
+        }
         c.sequence = Some(SequenceSummary {
             looks: self.looks,
             max_repeat,
@@ -368,3 +449,5 @@ pub fn bulk_share(baseline: &[f64], candidate: &[f64]) -> f64 {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_reach;

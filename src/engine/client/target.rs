@@ -68,13 +68,7 @@ impl Target {
     /// characters, ESC sequences included, shown as `\u{..}` escapes instead of reaching a
     /// terminal.
     pub fn scrub(&self, s: &str) -> String {
-        self.redact(s)
-            .chars()
-            .flat_map(|c| match c.is_control() {
-                true => c.escape_unicode().collect::<Vec<_>>(),
-                false => vec![c],
-            })
-            .collect()
+        crate::model::escape::printable(&self.redact(s))
     }
 
     /// `s` without the API key or the endpoint's credentials: see [`redact`].

@@ -35,6 +35,9 @@ pub struct Estimate {
     pub mann_whitney_p: Option<f64>,
     /// Why the metric is shown but not judged, if so.
     pub not_gated: Option<String>,
+    /// When it is not judged only because an arm has too few successful requests: the
+    /// count each arm needs. More runs of the same scenario gate it.
+    pub min_requests: Option<usize>,
     /// Set when the noise model cannot bound the effect at all (one run a side).
     pub unjudgeable: Option<String>,
     /// Error counts, judged exactly rather than by `se`.
@@ -100,6 +103,7 @@ impl Estimate {
             runs: (0, 0),
             mann_whitney_p: None,
             not_gated: None,
+            min_requests: None,
             unjudgeable: None,
             counts: None,
             noise: None,
@@ -242,6 +246,11 @@ fn latency(
         (None, None) => (sampling, None),
     };
     let se = var.max(sampling).sqrt();
+    let min_requests = if p >= 0.99 {
+        min_n.max(P99_MIN_N)
+    } else {
+        min_n
+    };
     let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
         Some(format!(
             "not_gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"
@@ -275,6 +284,7 @@ fn latency(
         n_candidate: nc,
         runs: (base.len(), cand.len()),
         mann_whitney_p: mann_whitney_p(&pb, &pc),
+        min_requests: not_gated.is_some().then_some(min_requests),
         not_gated,
         unjudgeable: (paired.is_none() && spread.is_none()).then(|| {
             "one run a side shows no run-to-run variation, which within-run noise cannot stand in for; repeat both arms (bench baseline --repeat 3, bench compare --repeat 3)".to_string()
@@ -362,6 +372,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
         runs: (base.len(), cand.len()),
         mann_whitney_p: None,
         not_gated: None,
+        min_requests: None,
         unjudgeable: None,
         counts: None,
         noise: (df.is_some()).then(|| Noise {
@@ -403,6 +414,7 @@ fn error_rate(base: &[RunResult], cand: &[RunResult]) -> Estimated {
         runs: (base.len(), cand.len()),
         mann_whitney_p: None,
         not_gated: None,
+        min_requests: None,
         unjudgeable: None,
         counts: Some(ErrorCounts {
             baseline: (xb, nb),

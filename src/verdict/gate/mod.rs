@@ -204,6 +204,7 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         mann_whitney_p: m.mann_whitney_p,
         df: m.df,
         settled_at: None,
+        needs_requests: None,
         baseline_values: Vec::new(),
         candidate_values: Vec::new(),
     };
@@ -213,7 +214,12 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         (None, None) => by_noise(&mut row, levels),
     };
     match skip {
-        Some(why) => row.reason = why,
+        Some(why) => {
+            row.reason = why;
+            if t.floor.is_some() {
+                row.needs_requests = m.min_requests;
+            }
+        }
         None => {
             row.verdict = verdict;
             row.reason = match (&m.counts, &m.unjudgeable) {
