@@ -277,6 +277,11 @@ pub struct BaselineArgs {
     /// Print a summary of the named baseline of SCENARIO.
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
+    /// Store the finished runs under DIR — what an interrupted `bench baseline` kept, or one
+    /// whose store could not be written — as the baseline, without running them again. The
+    /// runs must be of this scenario's traffic and one configuration.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["list", "show"])]
+    pub from: Option<PathBuf>,
 }
 
 /// What an undecided gated row does to `bench compare`'s exit code.

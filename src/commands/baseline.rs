@@ -26,6 +26,9 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         crate::out_text!("{}", output::baseline::summary(&store::load(&path)?));
         return Ok(EXIT_OK);
     }
+    if let Some(dir) = &args.from {
+        return from_runs(&args, &spec, dir, &path);
+    }
     crate::config::values::repeats(args.repeat)?;
     if path.exists() && !args.force {
         return Err(BenchError::usage(format!(
@@ -33,6 +36,21 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
             path.display()
         )));
     }
+    // A store that cannot be written is refused before the runs, not after them.
+    store::check_writable(&path)?;
+    let keep = |stem: &std::path::Path| {
+        format!(
+            "store them as the baseline without running them again: bench baseline {} --from {}{}{}",
+            scenario.display(),
+            stem.display(),
+            if args.name == "main" { String::new() } else { format!(" --name {}", args.name) },
+            if args.baselines == std::path::Path::new("baselines") {
+                String::new()
+            } else {
+                format!(" --baselines {}", args.baselines.display())
+            }
+        )
+    };
     // What a compare against it can decide, from the gate that will judge it.
     let cfg = crate::config::thresholds::GateConfig::for_scenario(None, &spec.scenario, 0.05)?;
     let session = Session::new(spec)?;
@@ -60,11 +78,29 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     .await?;
     let reps = match done.stopped {
         None => done.runs,
-        Some(Stopped::Interrupted) => return Ok(EXIT_ERROR),
+        Some(Stopped::Interrupted) => {
+            let whole = done.runs.iter().filter(|r| r.complete).count();
+            if whole > 0 {
+                crate::say!(
+                    "baseline {} not stored: interrupted; the {whole} finished repetitions are kept under {} — {}",
+                    args.name,
+                    stem.display(),
+                    keep(&stem)
+                );
+            }
+            return Ok(EXIT_ERROR);
+        }
         Some(Stopped::Failed(e)) => return Err(e),
     };
     let b = Baseline::new(&args.name, reps)?;
-    store::save(&b, &path, args.force)?;
+    store::save(&b, &path, args.force).map_err(|e| {
+        BenchError::Runtime(format!(
+            "{e}\nthe {} repetitions are kept under {}; {}",
+            b.repetitions.len(),
+            stem.display(),
+            keep(&stem)
+        ))
+    })?;
     crate::out_text!("{}", output::baseline::summary(&b));
     if b.repetitions.len() >= 2 {
         let design = crate::verdict::sequential::Design::new(
@@ -79,6 +115,46 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         "wrote {} (run directories under {})",
         path.display(),
         stem.display()
+    );
+    Ok(EXIT_OK)
+}
+
+/// `--from DIR`: runs already made, stored as the baseline once each is checked as a
+/// recorded repetition is, and all are of this scenario's traffic and one configuration.
+fn from_runs(
+    args: &BaselineArgs,
+    spec: &RunSpec,
+    dir: &std::path::Path,
+    path: &std::path::Path,
+) -> Result<u8, BenchError> {
+    use crate::verdict::stored::{load, Role};
+    let arm = load(&[dir.to_path_buf()], Role::Against)?;
+    if arm.runs.is_empty() {
+        return Err(BenchError::usage(format!(
+            "--from {}: no finished run there",
+            dir.display()
+        )));
+    }
+    let hash = spec.scenario.traffic_hash();
+    for (run, file) in arm.runs.iter().zip(&arm.files) {
+        store::check_recorded(run)
+            .map_err(|m| BenchError::usage(format!("--from {}: the run {m}", file.display())))?;
+        if run.scenario_hash != hash {
+            return Err(BenchError::usage(format!(
+                "--from {}: the run is of other traffic than {} (its scenario hash differs); store runs of this scenario",
+                file.display(),
+                spec.scenario_file.display()
+            )));
+        }
+    }
+    let b = Baseline::from_runs(&args.name, arm.runs)?;
+    store::save(&b, path, args.force)?;
+    crate::out_text!("{}", output::baseline::summary(&b));
+    crate::out!(
+        "wrote {} from the {} runs under {}",
+        path.display(),
+        b.repetitions.len(),
+        dir.display()
     );
     Ok(EXIT_OK)
 }

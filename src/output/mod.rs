@@ -120,6 +120,26 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<(), BenchError> {
+    write_durably(path, fill, true)
+}
+
+/// [`write_atomic_with`] that never replaces a file: the finished temp file is hard-linked
+/// to `path`, which the file system refuses when `path` exists — so of two writers racing
+/// for the same new name exactly one wins, and the other gets an `AlreadyExists` error
+/// ([`BenchError::Write`]) with nothing replaced. A check before the write cannot give that:
+/// both writers may pass it.
+pub fn write_new_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), BenchError> {
+    write_durably(path, fill, false)
+}
+
+fn write_durably(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+    replace: bool,
+) -> Result<(), BenchError> {
     let err = |source| BenchError::Write {
         path: path.to_path_buf(),
         source,
@@ -140,7 +160,12 @@ pub fn write_atomic_with(
         fill(&mut w)?;
         let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
+        if replace {
+            std::fs::rename(&tmp, path)?;
+        } else {
+            std::fs::hard_link(&tmp, path)?;
+            std::fs::remove_file(&tmp)?;
+        }
         sync_dir(dir)
     })();
     if result.is_err() {

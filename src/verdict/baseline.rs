@@ -163,9 +163,44 @@ pub fn save(b: &Baseline, path: &Path, force: bool) -> Result<(), BenchError> {
         )));
     }
     let bounded = bounded(b);
-    write_atomic_with(path, |w| {
+    let fill = |w: &mut std::io::BufWriter<std::fs::File>| {
         serde_json::to_writer_pretty(&mut *w, bounded.as_ref().unwrap_or(b))
             .map_err(std::io::Error::other)
+    };
+    if force {
+        return write_atomic_with(path, fill);
+    }
+    // Created exclusively: another process that stored the same name meanwhile keeps its
+    // baseline, and this one says so rather than replacing it.
+    match crate::output::write_new_with(path, fill) {
+        Err(BenchError::Write { source, .. })
+            if source.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            Err(BenchError::usage(format!(
+                "{} was stored by another process while this baseline ran; pass --force to replace it or --name to keep both",
+                path.display()
+            )))
+        }
+        other => other,
+    }
+}
+
+/// Whether a baseline can be stored at `path`: its directory made, and a file written and
+/// removed there. Checked before the runs, so that a read-only or full store is refused
+/// before minutes of runs rather than after them.
+pub fn check_writable(path: &Path) -> Result<(), BenchError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let probe = dir.join(format!(".bench-probe-{}", std::process::id()));
+    let tried = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&probe, b"probe"));
+    let _ = std::fs::remove_file(&probe);
+    tried.map_err(|e| {
+        BenchError::usage(format!(
+            "cannot store a baseline in {}: {e}; make it writable or pass --baselines DIR",
+            dir.display()
+        ))
     })
 }
 
