@@ -317,11 +317,11 @@ pub struct CompareArgs {
     /// A sequential compare stops once a regression is settled — the exit code cannot change
     /// and CI's time is better spent elsewhere; with this it keeps adding runs until every
     /// gated row is settled (or the cap, the budget, or every row left out of reach).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repeat")]
     pub settle_all: bool,
     /// Stop a sequential compare before a run that would end past this wall time (`20m`,
     /// `90s`, `1h`), judging the runs made. Default 30m.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", conflicts_with = "repeat")]
     pub budget: Option<String>,
     /// The exit code of a gated row left undecided (inconclusive) when the compare ends:
     /// `pass` (exit 0, the headline names the rows) or `fail` (exit 1).

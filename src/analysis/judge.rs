@@ -50,7 +50,10 @@ impl Size {
         if let Some(k) = repeat {
             return Ok(Size::Fixed(repeats(k)?));
         }
-        let max = repeats(max_repeat.unwrap_or(DEFAULT_MAX as u32))?;
+        let max = crate::config::values::repeats_of(
+            "--max-repeat",
+            max_repeat.unwrap_or(DEFAULT_MAX as u32),
+        )?;
         let budget = parse_duration(budget.unwrap_or("30m"))
             .map_err(|m| BenchError::usage(format!("--budget: {m}")))?;
         Ok(Size::Sequential {

@@ -56,7 +56,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         rejudge += &format!(" --gate {}", g.display());
     }
     if args.alpha != crate::config::thresholds::DEFAULT_ALPHA {
-        rejudge += &format!(" --alpha {}", output::number(args.alpha));
+        rejudge += &format!(" --alpha {}", crate::model::readable::number(args.alpha));
     }
     if let Some(m) = args.max_repeat {
         rejudge += &format!(" --max-repeat {m}");

@@ -296,13 +296,16 @@ pub fn default_out_dir(stem: &str) -> PathBuf {
     p
 }
 
-/// `--window SECONDS`: a positive, finite width.
+/// `--window SECONDS`: a finite width of at least [`MIN_WIDTH_S`] (a run too long for that
+/// many windows gets wider ones: `MAX_WINDOWS`).
 fn window(s: f64) -> Result<f64, BenchError> {
-    if s.is_finite() && s > 0.0 {
+    use crate::model::windows::MIN_WIDTH_S;
+    if s.is_finite() && s >= MIN_WIDTH_S {
         Ok(s)
     } else {
         Err(BenchError::usage(format!(
-            "--window: {s} is not a window width in seconds; give a positive number such as 10 or 0.5"
+            "--window: {} is not a window width in seconds of at least {MIN_WIDTH_S} (narrower windows hold a request or none and only multiply the files); give a number such as 10 or 0.5",
+            crate::model::readable::number(s)
         )))
     }
 }

@@ -55,11 +55,16 @@ pub mod limits {
 /// `--repeat N` of any command: the runs (or blocks) to make, at least 1, at most
 /// [`limits::REPEAT_MAX`]; every command refuses 0 the same way.
 pub fn repeats(n: u32) -> Result<usize, crate::error::BenchError> {
+    repeats_of("--repeat", n)
+}
+
+/// [`repeats`] for the flag named `flag` (`--max-repeat`), which the message names.
+pub fn repeats_of(flag: &str, n: u32) -> Result<usize, crate::error::BenchError> {
     if (1..=limits::REPEAT_MAX).contains(&n) {
         Ok(n as usize)
     } else {
         Err(crate::error::BenchError::usage(format!(
-            "--repeat must be between 1 and {} (got {n})",
+            "{flag} must be between 1 and {} (got {n})",
             limits::REPEAT_MAX
         )))
     }

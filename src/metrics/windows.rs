@@ -20,7 +20,7 @@ use super::steady::{mser5, BATCH, MIN_BATCHES};
 use crate::model::hist::{new_histogram, record_us};
 use crate::model::record::{Outcome, RequestRecord};
 use crate::model::server::{GaugeSample, ServerMetrics};
-use crate::model::windows::{SteadyState, Window, Windows};
+use crate::model::windows::{SteadyState, Window, Windows, MAX_WINDOWS, MIN_WIDTH_S};
 
 /// Default window width, s (`--window`).
 pub const WIDTH_S: f64 = 10.0;
@@ -67,7 +67,9 @@ impl Point {
 pub fn compute(points: &[Point], width_s: f64, gauges: &[(f64, &GaugeSample)]) -> Option<Windows> {
     let t0 = points.iter().map(|r| r.intended_us).min()?;
     let end = points.iter().map(|r| r.end_us).max()?.max(t0 + 1);
-    let width_us = (width_s * 1e6).max(1.0) as u64;
+    let asked_us = (width_s.max(MIN_WIDTH_S) * 1e6) as u64;
+    let widen = (end - t0).div_ceil(asked_us).div_ceil(MAX_WINDOWS).max(1);
+    let width_us = asked_us * widen;
     let n = (end - t0).div_ceil(width_us).max(1) as usize;
     let rows = (0..n)
         .map(|i| {
@@ -80,7 +82,8 @@ pub fn compute(points: &[Point], width_s: f64, gauges: &[(f64, &GaugeSample)]) -
         Err(why) => (None, Some(why)),
     };
     Some(Windows {
-        width_s,
+        width_s: width_us as f64 / 1e6,
+        asked_width_s: (widen > 1).then_some(width_s),
         rows,
         steady,
         steady_missing,
@@ -318,6 +321,22 @@ mod tests {
         assert!((mid.in_flight - 2.0).abs() < 1e-9, "{}", mid.in_flight);
         assert_eq!(mid.e2e_p50_ms, Some(200.0));
         assert_eq!(w.rows.iter().map(|r| r.sent).sum::<u64>(), 100);
+    }
+
+    #[test]
+    fn a_long_run_in_narrow_windows_is_cut_into_at_most_max_windows() {
+        // 3,000 requests over 300 s in 10 ms windows would be 30,000 windows.
+        let w = compute(&run(3000, |_| 200), MIN_WIDTH_S, &[]).unwrap();
+        assert!(w.rows.len() as u64 <= MAX_WINDOWS, "{}", w.rows.len());
+        assert_eq!(w.asked_width_s, Some(MIN_WIDTH_S));
+        assert!(
+            (w.width_s - 0.04).abs() < 1e-9,
+            "a whole number of 10 ms: {}",
+            w.width_s
+        );
+        assert_eq!(w.rows.iter().map(|r| r.sent).sum::<u64>(), 3000);
+        let ok = compute(&run(100, |_| 200), 2.0, &[]).unwrap();
+        assert_eq!((ok.width_s, ok.asked_width_s), (2.0, None));
     }
 
     #[test]

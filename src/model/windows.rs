@@ -4,10 +4,23 @@
 use serde::{Deserialize, Serialize};
 
 /// The run's windows and its steady state.
+/// The narrowest window, s (`--window`): 10 ms, about the finest a server's step and a
+/// client's timer resolve; narrower ones hold a request or none, and only multiply the files.
+pub const MIN_WIDTH_S: f64 = 0.01;
+
+/// The most windows a run is cut into. A longer run's windows are widened (to a whole number
+/// of the width asked for) and say so (`asked_width_s`), so that run.json, windows.csv and the
+/// report stay bounded whatever the run's length: 10,000 windows ≈ 2 MB of run.json.
+pub const MAX_WINDOWS: u64 = 10_000;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Windows {
     /// Width of each window, s; they start at the earliest intended send of a measured request.
     pub width_s: f64,
+    /// The width `--window` asked for, when the run was too long for that many windows and
+    /// they were widened to `width_s` (at most [`MAX_WINDOWS`] a run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_width_s: Option<f64>,
     pub rows: Vec<Window>,
     /// Where warm-up ended and drain began; absent when the run was too short to tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]

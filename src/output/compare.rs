@@ -217,7 +217,7 @@ fn method(c: &Comparison) -> String {
     };
     format!(
         "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).{}",
-        c.alpha,
+        crate::model::readable::number(c.alpha),
         gated(c),
         c.sequence
             .as_ref()

@@ -99,7 +99,7 @@ pub fn render(h: &History) -> String {
         o,
         "change points ({}; α = {} shared over {} metrics, changes under {} % not flagged):",
         h.method,
-        h.alpha,
+        crate::model::readable::number(h.alpha),
         h.series.len(),
         h.floor_pct
     );

@@ -80,26 +80,6 @@ pub fn sig4(ms: f64) -> String {
     }
 }
 
-/// A number as a person reads it: as written for ordinary magnitudes (`0.05`, `12`), in
-/// scientific notation beyond them (`1e-300`, `1.8e19`), never a 300-digit decimal.
-pub fn number(x: f64) -> String {
-    let a = x.abs();
-    if x != 0.0 && x.is_finite() && !(1e-4..1e9).contains(&a) {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
-    }
-}
-
-/// A count that may have saturated (`u64::MAX`, or past `10^18`): `more than 10^18` then.
-pub fn count(n: u64) -> String {
-    if n >= 1_000_000_000_000_000_000 {
-        "more than 10^18".to_string()
-    } else {
-        n.to_string()
-    }
-}
-
 /// Pretty JSON of anything serializable, for files.
 pub fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, BenchError> {
     serde_json::to_vec_pretty(v)

@@ -252,7 +252,9 @@ fn error_rate(runs: &[RunResult], text: &str, floor: f64, design: &Design) -> Ro
         runs: within.then_some(k.max(design.looks[0])),
         detectable_pct: None,
         advice: (!within).then(|| format!(
-            "with no errors, bounding the increase inside {text} needs ≈ {need} requests an arm, {k} runs of {per_run}: more requests a run, a wider threshold, or `\"error_rate\" = \"off\"` in the gate and goodput under an SLO"
+            "with no errors, bounding the increase inside {text} needs ≈ {} requests an arm, {} runs of {per_run}: more requests a run, a wider threshold, or `\"error_rate\" = \"off\"` in the gate and goodput under an SLO",
+            crate::model::readable::count(need),
+            crate::model::readable::count(k as u64)
         )),
     }
 }

@@ -138,9 +138,9 @@ impl Design {
             return Err(BenchError::usage(format!(
                 "{}: the runs were judged with --alpha {} --max-repeat {}, this compare asks for --alpha {} --max-repeat {}; pass the flags the runs were made with to replay their looks",
                 p.display(),
-                crate::output::number(found.alpha),
+                crate::model::readable::number(found.alpha),
                 found.max(),
-                crate::output::number(want.alpha),
+                crate::model::readable::number(want.alpha),
                 want.max()
             )));
         }

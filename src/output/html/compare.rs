@@ -35,7 +35,7 @@ fn config_block(c: &Comparison, cand: Option<&RunResult>) -> String {
             "gate",
             format!(
                 "α = {} · judged by bench {} · {}",
-                c.alpha,
+                crate::model::readable::number(c.alpha),
                 c.tool_version,
                 c.created_at.format("%Y-%m-%d %H:%M UTC")
             ),

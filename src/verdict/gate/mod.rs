@@ -311,7 +311,7 @@ fn exact_reason(r: &Row, c: &ErrorCounts, levels: Levels) -> String {
         _ => format!(
             "inconclusive error_rate {:+.2}pp ({counts}: {bound} reaches past +{floor_pp}pp; with no errors, bounding it needs ≈ {} requests per arm)",
             r.delta_pct,
-            requests_to_bound(r.floor, levels.bound)
+            crate::model::readable::count(requests_to_bound(r.floor, levels.bound))
         ),
     }
 }

@@ -1,0 +1,72 @@
+//! Flags on bad days: each refusal names the flag the user typed and says why, and numbers
+//! echoed back read as a person writes them (no 300-digit decimal, no saturated u64).
+
+mod common;
+
+fn bench(args: &[&str]) -> (Option<i32>, String) {
+    let o = common::bench().args(args).env("CI", "1").output().unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), t)
+}
+
+#[test]
+fn a_window_narrower_than_10_ms_is_refused_saying_why() {
+    for w in ["1e-9", "0.001", "0"] {
+        let (rc, t) = bench(&["run", "scenarios/smoke.toml", "--window", w]);
+        assert_eq!(rc, Some(2), "{w}: {t}");
+        assert!(t.contains("--window") && t.contains("at least 0.01"), "{t}");
+    }
+}
+
+#[test]
+fn max_repeat_out_of_range_names_max_repeat() {
+    for n in ["0", "1000000000"] {
+        let (rc, t) = bench(&[
+            "compare",
+            "scenarios/smoke.toml",
+            "--max-repeat",
+            n,
+            "--plan",
+        ]);
+        assert_eq!(rc, Some(2), "{t}");
+        assert!(t.contains("--max-repeat must be between 1 and 1000"), "{t}");
+    }
+}
+
+#[test]
+fn budget_and_settle_all_are_refused_with_a_fixed_repeat() {
+    for extra in [["--budget", "5m"].as_slice(), ["--settle-all"].as_slice()] {
+        let mut args = vec!["compare", "scenarios/smoke.toml", "--repeat", "3", "--plan"];
+        args.extend_from_slice(extra);
+        let (rc, t) = bench(&args);
+        assert_eq!(rc, Some(2), "{extra:?}: {t}");
+        assert!(t.contains("cannot be used with"), "{t}");
+    }
+}
+
+#[test]
+fn a_tiny_alpha_reads_as_a_person_writes_it() {
+    let (rc, t) = bench(&[
+        "compare",
+        "scenarios/smoke.toml",
+        "--alpha",
+        "1e-300",
+        "--plan",
+    ]);
+    assert_eq!(rc, Some(0), "{t}");
+    assert!(!t.contains("18446744073709551615"), "{t}");
+    let longest_digits = t
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    assert!(
+        longest_digits < 13,
+        "a number of {longest_digits} digits:\n{t}"
+    );
+    assert!(t.contains("more than 10^"), "{t}");
+}
