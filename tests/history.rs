@@ -156,3 +156,138 @@ fn the_record_csv_reads_as_the_same_history() {
     assert_eq!(v[0]["entries"].as_array().unwrap().len(), 8, "{text}");
     assert_eq!(v[0]["series"].as_array().unwrap().len(), 4);
 }
+
+fn bench_history(args: &[&str]) -> (Option<i32>, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("history")
+        .args(args)
+        .output()
+        .unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), t)
+}
+
+/// A directory holding both the JSON outputs and the record rows of the same compares, and a
+/// `loop -> ..` link back into itself: each compare is counted once, and what was skipped
+/// is said.
+#[cfg(unix)]
+#[test]
+fn each_compare_counts_once_whatever_reaches_it_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("h");
+    history(&d, false, 5);
+    // The record rows of the first 10 of those compares (same run ids).
+    let header = "date,owner,scenario,change,metric,unit,baseline,candidate,delta_pct,interval_low,interval_high,verdict,side_effects,note,summary,server,baseline_name,scenario_hash,runs,n,alpha,tool_version,run_ids";
+    let mut csv = format!("{header}\n");
+    for i in 0..10 {
+        for (m, unit, v) in METRICS {
+            csv += &format!(
+                "2026-10-{:02},ci,smoke,none (A/A),{m},{unit},{v:.3},{v:.3},0.00,-5,5,no_change,,,,,main,h,3 vs 3,60 vs 60,0.05,0.1.0,b{i} | c{i}\n",
+                i + 1
+            );
+        }
+    }
+    std::fs::write(d.join("records.csv"), csv).unwrap();
+    std::os::unix::fs::symlink("..", d.join("loop")).unwrap();
+    let out = dir.path().join("h.json");
+    let (rc, t) = bench_history(&[d.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    assert_eq!(rc, Some(0), "{t}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v[0]["entries"].as_array().unwrap().len(), 30, "{t}");
+    assert!(t.contains("10 compare(s) read more than once"), "{t}");
+    assert!(t.contains("loop"), "the skipped link is named: {t}");
+}
+
+/// A FIFO named like a compare output in the directory is skipped, never waited on; a FIFO
+/// or a device named on the command line is refused.
+#[cfg(unix)]
+#[test]
+fn fifos_and_devices_are_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("h");
+    history(&d, false, 6);
+    let fifo = d.join("stuck.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        println!("skipped the FIFO case: mkfifo is not available");
+        return;
+    }
+    let (rc, t) = bench_history(&[d.to_str().unwrap()]);
+    assert_eq!(rc, Some(0), "{t}");
+    assert!(t.contains("stuck.json"), "{t}");
+    for p in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let (rc, t) = bench_history(&[p]);
+        assert_eq!(rc, Some(2), "{p}: {t}");
+        assert!(t.contains("not a regular file"), "{t}");
+    }
+}
+
+/// One rule for files that are not right: not a compare output → skipped and said, exit as
+/// the history says; a compare output that does not read (another schema version, a field
+/// of the wrong type, a bad date) → exit 2 naming the file and the field.
+#[test]
+fn a_compare_output_that_does_not_read_is_an_error_naming_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("h");
+    history(&d, false, 7);
+    std::fs::write(d.join("notes.json"), r#"{"hello": 1}"#).unwrap();
+    std::fs::write(d.join("broken.json"), "{ not json").unwrap();
+    let (rc, t) = bench_history(&[d.to_str().unwrap()]);
+    assert_eq!(rc, Some(0), "{t}");
+    assert!(t.contains("notes.json") && t.contains("broken.json"), "{t}");
+    let good: Value =
+        serde_json::from_slice(&std::fs::read(d.join("compare-00.json")).unwrap()).unwrap();
+    for (what, edit, want) in [
+        ("schema 1", json!({"schema_version": 1}), "schema_version 1"),
+        ("schema 3", json!({"schema_version": 3}), "schema_version 3"),
+        (
+            "schema 999",
+            json!({"schema_version": 999}),
+            "schema_version 999",
+        ),
+        ("bad date", json!({"created_at": "yesterday"}), "created_at"),
+        ("alpha a string", json!({"alpha": "x"}), "alpha"),
+    ] {
+        let mut c = good.clone();
+        for (k, v) in edit.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        let f = d.join("compare-bad.json");
+        std::fs::write(&f, serde_json::to_vec(&c).unwrap()).unwrap();
+        let (rc, t) = bench_history(&[d.to_str().unwrap()]);
+        assert_eq!(rc, Some(2), "{what}: {t}");
+        assert!(
+            t.contains("compare-bad.json") && t.contains(want),
+            "{what}: {t}"
+        );
+        std::fs::remove_file(&f).unwrap();
+    }
+}
+
+/// A scenario name with ESC and OSC sequences (a screen clear, a window title) reaches the
+/// terminal as escapes, not as commands.
+#[test]
+fn terminal_escapes_in_a_compare_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("h");
+    std::fs::create_dir_all(&d).unwrap();
+    for i in 0..8 {
+        let mut c = compare(i, &[22.0, 11.4, 375.0, 284.0], &[22.0, 11.4, 375.0, 284.0]);
+        c["scenario_name"] = json!("smoke\u{1b}]0;pwned\u{7}\u{1b}[2J");
+        std::fs::write(d.join(format!("c{i}.json")), c.to_string()).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("history")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.code() == Some(0), "{o:?}");
+    for stream in [&o.stdout, &o.stderr] {
+        assert!(!stream.contains(&0x1b) && !stream.contains(&0x07), "{o:?}");
+    }
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\\u{1b}"));
+}

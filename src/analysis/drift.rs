@@ -29,12 +29,6 @@ const MIN_SEGMENT: usize = 3;
 /// Permutations of the p-value.
 pub const PERMUTATIONS: usize = 999;
 
-/// Residual sum of squares of `z` about its mean.
-fn sse_const(z: &[f64]) -> f64 {
-    let m = z.iter().sum::<f64>() / z.len() as f64;
-    z.iter().map(|v| (v - m).powi(2)).sum()
-}
-
 /// The least-squares hinge at k − 1: z on x = max(0, i − (k − 1)), (intercept, slope, SSE).
 fn hinge(z: &[f64], k: usize) -> (f64, f64, f64) {
     let n = z.len() as f64;
@@ -56,13 +50,72 @@ fn hinge(z: &[f64], k: usize) -> (f64, f64, f64) {
     ((sz - b * sx) / n, b, (czz - cxz * cxz / cxx).max(0.0))
 }
 
-/// The best fit of either model: (statistic, kind, onset).
+/// Running sums over a series: Σ1, Σi, Σi², Σz, Σz², Σi·z of its first k values, so that
+/// every segment's and every hinge's least-squares fit is O(1) and a scan over all onsets O(n)
+/// (a permutation test of 999 scans of a 10,000-compare history in about a second).
+struct Sums {
+    /// `at[k]`: the sums of values 0..k.
+    at: Vec<[f64; 6]>,
+}
+
+impl Sums {
+    fn new(z: &[f64]) -> Sums {
+        let mut at = Vec::with_capacity(z.len() + 1);
+        let mut s = [0.0; 6];
+        at.push(s);
+        for (i, &v) in z.iter().enumerate() {
+            let x = i as f64;
+            s[0] += 1.0;
+            s[1] += x;
+            s[2] += x * x;
+            s[3] += v;
+            s[4] += v * v;
+            s[5] += x * v;
+            at.push(s);
+        }
+        Sums { at }
+    }
+
+    /// The sums of values lo..hi.
+    fn range(&self, lo: usize, hi: usize) -> [f64; 6] {
+        let (a, b) = (self.at[lo], self.at[hi]);
+        std::array::from_fn(|j| b[j] - a[j])
+    }
+
+    /// Residual sum of squares of values lo..hi about their mean.
+    fn sse(&self, lo: usize, hi: usize) -> f64 {
+        let [n, _, _, sz, szz, _] = self.range(lo, hi);
+        (szz - sz * sz / n).max(0.0)
+    }
+
+    /// [`hinge`]'s SSE at k − 1 from the sums: x = i − (k − 1) from k − 1 on, 0 before.
+    fn hinge_sse(&self, k: usize) -> f64 {
+        let all = self.range(0, self.at.len() - 1);
+        let (n, sz, szz) = (all[0], all[3], all[4]);
+        let c = (k - 1) as f64;
+        let [m, si, sii, szt, _, siz] = self.range(k - 1, self.at.len() - 1);
+        let sx = si - c * m;
+        let sxx = sii - 2.0 * c * si + c * c * m;
+        let sxz = siz - c * szt;
+        let (cxx, cxz, czz) = (sxx - sx * sx / n, sxz - sx * sz / n, szz - sz * sz / n);
+        if cxx <= 0.0 {
+            return czz.max(0.0);
+        }
+        (czz - cxz * cxz / cxx).max(0.0)
+    }
+}
+
+/// The best fit of either model: (statistic, kind, onset). `z` is centred first, so that the
+/// running sums lose no precision to a large common level.
 fn best(z: &[f64]) -> Option<(f64, Kind, usize)> {
     let n = z.len();
     if n < 2 * MIN_SEGMENT {
         return None;
     }
-    let sse0 = sse_const(z);
+    let mean = z.iter().sum::<f64>() / n as f64;
+    let centred: Vec<f64> = z.iter().map(|v| v - mean).collect();
+    let sums = Sums::new(&centred);
+    let sse0 = sums.sse(0, n);
     let mut top: Option<(f64, Kind, usize)> = None;
     let mut consider = |sse1: f64, kind: Kind, k: usize| {
         let stat = (sse0 - sse1) / sse1.max(sse0 * 1e-12).max(1e-300);
@@ -71,9 +124,9 @@ fn best(z: &[f64]) -> Option<(f64, Kind, usize)> {
         }
     };
     for k in MIN_SEGMENT..=n - MIN_SEGMENT {
-        consider(sse_const(&z[..k]) + sse_const(&z[k..]), Kind::Shift, k);
+        consider(sums.sse(0, k) + sums.sse(k, n), Kind::Shift, k);
         // Drift from k: flat through k − 1, then a slope (the hinge at k − 1).
-        consider(hinge(z, k).2, Kind::Drift, k);
+        consider(sums.hinge_sse(k), Kind::Drift, k);
     }
     top
 }
@@ -167,6 +220,51 @@ mod tests {
         }
         assert!(at_5 <= 25, "{at_5} of 300 at α = 5 %");
         assert!(flagged_1 <= 6, "{flagged_1} of 300 flagged");
+    }
+
+    /// Residual sum of squares of `z` about its mean.
+    fn sse_const(z: &[f64]) -> f64 {
+        let m = z.iter().sum::<f64>() / z.len() as f64;
+        z.iter().map(|v| (v - m).powi(2)).sum()
+    }
+
+    /// The scan by direct fits at every onset, O(n²): what the running sums must reproduce.
+    fn best_direct(z: &[f64]) -> Option<(f64, Kind, usize)> {
+        let n = z.len();
+        let sse0 = sse_const(z);
+        let mut top: Option<(f64, Kind, usize)> = None;
+        let mut consider = |sse1: f64, kind: Kind, k: usize| {
+            let stat = (sse0 - sse1) / sse1.max(sse0 * 1e-12).max(1e-300);
+            if top.is_none_or(|t| stat > t.0) {
+                top = Some((stat, kind, k));
+            }
+        };
+        for k in MIN_SEGMENT..=n - MIN_SEGMENT {
+            consider(sse_const(&z[..k]) + sse_const(&z[k..]), Kind::Shift, k);
+            consider(hinge(z, k).2, Kind::Drift, k);
+        }
+        top
+    }
+
+    #[test]
+    fn the_running_sums_scan_finds_what_direct_fits_find() {
+        for seed in 0..200u64 {
+            let n = 6 + (seed as usize * 7) % 120;
+            let v = noisy(n, 0.02 + (seed % 5) as f64 * 0.01, seed, |i| {
+                if seed % 3 == 0 && i > n / 2 {
+                    120.0 * 1.01f64.powi((i - n / 2) as i32)
+                } else {
+                    100.0
+                }
+            });
+            let z: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+            let (fast, slow) = (best(&z).unwrap(), best_direct(&z).unwrap());
+            assert_eq!((fast.1, fast.2), (slow.1, slow.2), "seed {seed}");
+            assert!(
+                (fast.0 - slow.0).abs() <= 1e-6 * slow.0.abs().max(1.0),
+                "seed {seed}"
+            );
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use crate::analysis::history::history;
 use crate::cli::HistoryArgs;
 use crate::error::BenchError;
-use crate::model::comparison::{Comparison, Verdict};
+use crate::model::comparison::{Comparison, Verdict, COMPARE_SCHEMA};
 use crate::model::history::{Entry, History, Value};
 use crate::output::record::RecordRow;
 use crate::output::{self, html};
@@ -30,7 +30,7 @@ pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
     }
     if !skipped.is_empty() {
         crate::say!(
-            "history: {} file(s) are not compare outputs and were not read: {}",
+            "history: {} path(s) not read — not compare outputs, links to directories, FIFOs or devices: {}",
             skipped.len(),
             skipped
                 .iter()
@@ -38,6 +38,12 @@ pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
                 .map(|p: &PathBuf| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
+        );
+    }
+    let (entries, twice) = once_each(entries);
+    if twice > 0 {
+        crate::say!(
+            "history: {twice} compare(s) read more than once (a JSON output and its record rows, or the same file twice) were counted once"
         );
     }
     let mut by_scenario: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
@@ -84,6 +90,37 @@ pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
     })
 }
 
+/// Each compare once: entries of the same scenario that judged the same runs are one compare
+/// read twice (its JSON and its record rows, a file reached by two paths). The JSON is kept,
+/// which holds its time to the second. Entries without their runs are kept as they are.
+/// Returns the entries and how many were dropped.
+fn once_each(entries: Vec<Entry>) -> (Vec<Entry>, usize) {
+    let mut seen: std::collections::HashMap<(String, String), usize> = Default::default();
+    let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
+    let mut twice = 0;
+    for e in entries {
+        if e.runs.is_empty() {
+            kept.push(e);
+            continue;
+        }
+        let key = (e.scenario.clone(), e.runs.clone());
+        match seen.get(&key) {
+            Some(&i) => {
+                twice += 1;
+                let from_record = |e: &Entry| e.source.contains('#');
+                if from_record(&kept[i]) && !from_record(&e) {
+                    kept[i] = e;
+                }
+            }
+            None => {
+                seen.insert(key, kept.len());
+                kept.push(e);
+            }
+        }
+    }
+    (kept, twice)
+}
+
 /// `5%` or `5` → 5.0.
 fn parse_pct(s: &str) -> Result<f64, BenchError> {
     s.trim()
@@ -95,69 +132,142 @@ fn parse_pct(s: &str) -> Result<f64, BenchError> {
         .ok_or_else(|| BenchError::usage(format!("--min-change {s}: give a percentage such as 5%")))
 }
 
-/// Reads one path: a directory (its JSON and CSV files, three levels deep), a compare JSON,
-/// or a record CSV.
+/// The largest file `bench history` reads: a compare JSON is tens of kilobytes and a year
+/// of a CI's record CSV a few megabytes; anything past this is refused, naming the file,
+/// rather than read into memory whole.
+pub const FILE_BYTES_MAX: u64 = 256 << 20;
+
+/// Reads one path: a directory (its JSON and CSV files, three levels deep, symbolic links to
+/// directories not followed), a compare JSON, or a record CSV. Only regular files are read:
+/// a FIFO or a device (`/dev/zero`) named on the command line is an error, one met in a
+/// directory is skipped and said.
 fn read_path(p: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Result<(), BenchError> {
-    if p.is_dir() {
+    let meta = std::fs::metadata(p).map_err(|e| {
+        BenchError::usage(format!(
+            "{}: {}",
+            p.display(),
+            match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+                _ => e.to_string(),
+            }
+        ))
+    })?;
+    if meta.is_dir() {
         let mut files = Vec::new();
-        walk(p, 3, &mut files);
+        walk(p, 3, &mut files, skipped);
         files.sort();
         for f in files {
             read_file(&f, out, skipped)?;
         }
         return Ok(());
     }
-    if !p.exists() {
+    if !meta.is_file() {
         return Err(BenchError::usage(format!(
-            "{}: no such file or directory",
+            "{}: not a regular file (a FIFO or a device); give compare JSON files, record CSVs or directories of them",
             p.display()
         )));
     }
     read_file(p, out, skipped)
 }
 
-fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+/// The JSON and CSV files under `dir`, `depth` levels deep. Entries are taken by their own
+/// type, not what a link points to: a symbolic link to a directory is skipped (said), so a
+/// `loop -> ..` link cannot read one file many times; a link to a regular file is read.
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
     for e in rd.flatten() {
         let p = e.path();
-        if p.is_dir() && depth > 1 {
-            walk(&p, depth - 1, files);
-        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("json" | "csv")) {
-            files.push(p);
+        let Ok(kind) = e.file_type() else { continue };
+        let named = matches!(p.extension().and_then(|x| x.to_str()), Some("json" | "csv"));
+        if kind.is_dir() {
+            if depth > 1 {
+                walk(&p, depth - 1, files, skipped);
+            }
+        } else if kind.is_symlink() {
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_file() && named => files.push(p),
+                Ok(m) if m.is_dir() => skipped.push(p),
+                _ => {}
+            }
+        } else if named {
+            if kind.is_file() {
+                files.push(p);
+            } else {
+                skipped.push(p);
+            }
         }
     }
 }
 
+/// What tells a compare output from another JSON, read without building the whole value.
+#[derive(serde::Deserialize)]
+struct Probe {
+    rows: Option<serde::de::IgnoredAny>,
+    change: Option<serde::de::IgnoredAny>,
+    schema_version: Option<u64>,
+}
+
 fn read_file(f: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Result<(), BenchError> {
-    let text = std::fs::read_to_string(f)
+    let meta = std::fs::metadata(f)
+        .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", f.display())))?;
+    if !meta.is_file() {
+        skipped.push(f.to_path_buf());
+        return Ok(());
+    }
+    if meta.len() > FILE_BYTES_MAX {
+        return Err(BenchError::usage(format!(
+            "{}: {} MiB is more than bench history reads from one file ({} MiB); a compare output is kilobytes — leave the file out",
+            f.display(),
+            meta.len() >> 20,
+            FILE_BYTES_MAX >> 20
+        )));
+    }
+    let bytes = std::fs::read(f)
         .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", f.display())))?;
     if f.extension().and_then(|x| x.to_str()) == Some("csv") {
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            skipped.push(f.to_path_buf());
+            return Ok(());
+        };
         let header = text.lines().next().unwrap_or_default();
         if header.trim_end() != output::record::RECORD_COLUMNS.join(",") {
             skipped.push(f.to_path_buf());
             return Ok(());
         }
-        out.extend(from_record(f, &text)?);
+        out.extend(from_record(f, text)?);
         return Ok(());
     }
-    let v: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
+    // Not JSON, or JSON of something else: not a compare output, skipped and said.
+    let probe: Probe = match serde_json::from_slice(&bytes) {
+        Ok(p) => p,
         Err(_) => {
             skipped.push(f.to_path_buf());
             return Ok(());
         }
     };
-    if v.get("rows").is_none() || v.get("change").is_none() {
+    if probe.rows.is_none() || probe.change.is_none() {
         skipped.push(f.to_path_buf());
         return Ok(());
     }
-    // A file that looks like a comparison and does not read as one is an error, not a gap.
-    let c: Comparison = serde_json::from_value(v).map_err(|e| {
+    // A compare output that does not read as one is an error naming the file and the field.
+    if probe.schema_version != Some(u64::from(COMPARE_SCHEMA)) {
+        return Err(BenchError::Runtime(format!(
+            "{}: compare schema_version {}, this bench reads {COMPARE_SCHEMA}; read it with the bench that wrote it, or judge its runs again with this one",
+            f.display(),
+            probe
+                .schema_version
+                .map_or("missing".to_string(), |v| v.to_string())
+        )));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(&bytes);
+    let c: Comparison = serde_path_to_error::deserialize(de).map_err(|e| {
         BenchError::Runtime(format!(
-            "{}: looks like a compare output but does not read as one ({e})",
-            f.display()
+            "{}: a compare output whose `{}` does not read ({})",
+            f.display(),
+            e.path(),
+            e.inner()
         ))
     })?;
     out.push(from_comparison(&c, f));
@@ -199,6 +309,15 @@ fn from_comparison(c: &Comparison, f: &Path) -> Entry {
         baseline,
         values,
         source: f.display().to_string(),
+        runs: if c.candidate_runs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{} | {}",
+                c.baseline_runs.join(" "),
+                c.candidate_runs.join(" ")
+            )
+        },
     }
 }
 
@@ -259,6 +378,7 @@ fn from_record(f: &Path, text: &str) -> Result<Vec<Entry>, BenchError> {
                 baseline: key,
                 values: BTreeMap::from([(row.metric.clone(), value)]),
                 source: format!("{}#{ids}", f.display()),
+                runs: ids.clone(),
             }),
         }
     }

@@ -275,6 +275,25 @@ fn parse_start(s: &str) -> Result<chrono::DateTime<Utc>, BenchError> {
 
 /// Reads a Hugging Face `tokenizer.json` (`--tokenizer`); the error names the file.
 pub fn load_tokenizer(file: &Path) -> Result<tokenizers::Tokenizer, BenchError> {
+    // Only a regular file of a tokenizer's size: `/dev/zero`, a FIFO or a stray multi-GB file
+    // would otherwise be read whole (the largest published tokenizer.json files are tens of MB).
+    const TOKENIZER_BYTES_MAX: u64 = 512 << 20;
+    let meta = std::fs::metadata(file)
+        .map_err(|e| BenchError::usage(format!("--tokenizer {}: {e}", file.display())))?;
+    if !meta.is_file() {
+        return Err(BenchError::usage(format!(
+            "--tokenizer {}: not a regular file; give a Hugging Face tokenizer.json",
+            file.display()
+        )));
+    }
+    if meta.len() > TOKENIZER_BYTES_MAX {
+        return Err(BenchError::usage(format!(
+            "--tokenizer {}: {} MiB is larger than any tokenizer.json ({} MiB at most); give a Hugging Face tokenizer.json",
+            file.display(),
+            meta.len() >> 20,
+            TOKENIZER_BYTES_MAX >> 20
+        )));
+    }
     tokenizers::Tokenizer::from_file(file).map_err(|e| {
         BenchError::usage(format!(
             "--tokenizer {}: {e} (expected a Hugging Face tokenizer.json)",
@@ -334,6 +353,19 @@ mod tests {
         let e = load_tokenizer(&p).err().unwrap().to_string();
         assert!(
             e.contains("tok.json") && e.contains("tokenizer.json"),
+            "{e}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_never_read_as_a_tokenizer() {
+        let e = load_tokenizer(Path::new("/dev/zero"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero") && e.contains("not a regular file"),
             "{e}"
         );
     }

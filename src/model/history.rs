@@ -57,6 +57,10 @@ pub struct Entry {
     pub values: BTreeMap<String, Value>,
     /// The file (and row) it came from.
     pub source: String,
+    /// The compare's identity: the runs it judged (`baseline runs | candidate runs`), the same
+    /// whether read from its JSON or its record rows; empty when they were not written.
+    #[serde(skip)]
+    pub runs: String,
 }
 
 /// A metric's series and its change point.
