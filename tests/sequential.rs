@@ -160,6 +160,27 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
         assert!(!t.contains("PASS"), "{edit}: {t}");
     }
     std::fs::write(&design, original).unwrap();
+
+    // The runs of a compare cut short after its first look: replayed, the stop says where
+    // the runs end, not that the cap was reached.
+    if used == 5 {
+        std::fs::remove_dir_all(out.join("rep5")).unwrap();
+        let o = common::bench()
+            .args(["compare", "scenarios/smoke.toml", "--alpha", "0.001"])
+            .args(["--max-repeat", "5", "--candidate"])
+            .arg(&out)
+            .arg("--baselines")
+            .arg(&store)
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert!(o.status.code().is_some_and(|c| c <= 1), "{t}");
+        assert!(
+            t.contains("stopped by the stored runs ending at 4 of the cap's 5"),
+            "{t}"
+        );
+        assert!(!t.contains("stopped by the cap"), "{t}");
+    }
 }
 
 #[test]

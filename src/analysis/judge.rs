@@ -411,11 +411,14 @@ impl Judge<'_> {
         };
         let mut looks = Looks::new(&replay);
         let mut n = 0;
-        while n < cand.runs.len() {
+        let mut going = true;
+        while going && n < cand.runs.len() {
             n += 1;
-            if !looks.after(n, |s| replay.compare(&*arm(n)?, &cand.runs[..n], s))? {
-                break;
-            }
+            going = looks.after(n, |s| replay.compare(&*arm(n)?, &cand.runs[..n], s))?;
+        }
+        if going && matches!(replay.size, Size::Sequential { .. }) {
+            // The runs end before the design stopped: said as such, not as the cap.
+            looks.stop = Stop::RunsEnded;
         }
         let b = arm(n)?.into_owned();
         let comparison = looks.finish(n, |s| replay.compare(&b, &cand.runs[..n], s))?;

@@ -161,6 +161,9 @@ pub enum Stop {
     Regressed,
     /// A fixed number of runs (`--repeat`, or stored runs with no sequential design).
     Fixed,
+    /// Stored runs of a sequential compare that ended before the next look (interrupted,
+    /// or cut short by an error): judged where the runs end.
+    RunsEnded,
 }
 
 impl Stop {
@@ -172,6 +175,7 @@ impl Stop {
             Stop::OutOfReach => "out_of_reach",
             Stop::Regressed => "regressed",
             Stop::Fixed => "fixed",
+            Stop::RunsEnded => "runs_ended",
         }
     }
 }

@@ -100,6 +100,10 @@ pub(crate) fn runs_used(c: &Comparison) -> Option<String> {
             "every row left being out of the cap's reach".to_string()
         }
         crate::model::comparison::Stop::Fixed => "a fixed size".to_string(),
+        crate::model::comparison::Stop::RunsEnded => format!(
+            "the stored runs ending at {} of the cap's {}: the compare that made them stopped before its next look",
+            s.used, s.max_repeat
+        ),
         crate::model::comparison::Stop::Regressed => {
             "a settled regression: the exit could not change (--settle-all goes on)".to_string()
         }

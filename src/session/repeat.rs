@@ -57,6 +57,17 @@ pub async fn repeat(
 ) -> Result<Repeated, BenchError> {
     let mut runs = Vec::new();
     for i in 1..=k {
+        // A signal that came between runs: the next one is not started, nor announced.
+        if let Some(name) = super::signals::received() {
+            crate::say!(
+                "{name} between runs: repetition {i} was not started; the {} run(s) finished are whole and written",
+                runs.len()
+            );
+            return Ok(Repeated {
+                runs,
+                stopped: Some(Stopped::Interrupted),
+            });
+        }
         if k > 1 && !session.spec().quiet {
             let of = if layout.at_most { "at most " } else { "" };
             crate::say!("{}: repetition {i} of {of}{k}", layout.label);
