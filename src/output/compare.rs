@@ -24,6 +24,25 @@ pub(crate) fn delta(r: &Row) -> String {
     }
 }
 
+/// What backs a row's verdict, in the table's `evidence` column: for `no_change` the
+/// one-sided 1 − α bound on worse (`≤ +4.1%`: no regression beyond it, at 1 − α; a drop for
+/// a higher-is-better metric, `≥ -4.1%`), the claim "no regression of the threshold's size"
+/// rests on; for every other verdict the interval effect ± critical ([`interval`]), whose
+/// end beyond the threshold a regression or an improvement rests on.
+pub(crate) fn evidence(r: &Row) -> String {
+    if r.verdict != Verdict::NoChange || !r.bound.is_finite() {
+        return interval(r);
+    }
+    if r.metric.in_points() {
+        return format!("≤ {:+.2} pp", r.bound * 100.0);
+    }
+    if r.lower_is_better {
+        format!("≤ {:+.1}%", (r.bound.exp() - 1.0) * 100.0)
+    } else {
+        format!("≥ {:+.1}%", ((-r.bound).exp() - 1.0) * 100.0)
+    }
+}
+
 /// A row's decision interval; — when it has none (no data); and in words when it spans more
 /// than a factor of 10 either way (t with one or two degrees of freedom makes intervals like
 /// [−100 %, +1.9e15 %], which no one should read as a number).
@@ -183,7 +202,7 @@ pub fn table(c: &Comparison) -> String {
     let _ = writeln!(
         o,
         "  {:<18} {:>14} {:>14} {:>9} {:>22}  verdict",
-        "metric", "baseline", "candidate", "delta", "interval"
+        "metric", "baseline", "candidate", "delta", "evidence"
     );
     for r in &c.rows {
         let _ = writeln!(
@@ -193,7 +212,7 @@ pub fn table(c: &Comparison) -> String {
             value(r, r.baseline),
             value(r, r.candidate),
             delta(r),
-            interval(r),
+            evidence(r),
             r.verdict.label()
         );
     }
@@ -220,7 +239,7 @@ fn method(c: &Comparison) -> String {
         None => "SE from drawing each arm's runs again with replacement (the run is the unit; a rate: the runs' spread), pooled over the arms unless each arm's own spread gives more (Welch), never below the pooled requests' sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1) (Satterthwaite's where each arm's own spread judges), also when they agree".into(),
     };
     format!(
-        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; interval = effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).{}",
+        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; evidence: for no_change the bound on worse on the delta's scale (≤ +x %: no regression beyond it at 1 − α), else the interval effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).{}",
         crate::model::readable::number(c.alpha),
         gated(c),
         c.sequence
@@ -266,7 +285,7 @@ pub fn markdown(c: &Comparison) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "| metric | baseline | candidate | delta | interval | verdict |"
+        "| metric | baseline | candidate | delta | evidence | verdict |"
     );
     let _ = writeln!(o, "|---|---:|---:|---:|---:|---|");
     for r in &c.rows {
@@ -281,7 +300,7 @@ pub fn markdown(c: &Comparison) -> String {
             value(r, r.baseline),
             value(r, r.candidate),
             delta(r),
-            interval(r)
+            evidence(r)
         );
     }
     let _ = writeln!(o, "\n<details><summary>reasons</summary>\n");

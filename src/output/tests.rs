@@ -9,7 +9,7 @@
 use super::*;
 use crate::config::thresholds::{thresholds, GateConfig};
 use crate::model::baseline::Baseline;
-use crate::model::comparison::Comparison;
+use crate::model::comparison::{Comparison, Verdict};
 use crate::model::diagnosis::{Area, Finding};
 use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::record::Outcome;
@@ -373,6 +373,28 @@ fn absurd_intervals_and_absent_baseline_figures_are_said_plainly() {
         fx[0], "prefix hit rate none (no cache lookups) → 77 %",
         "{fx:?}"
     );
+}
+
+/// The evidence printed beside a verdict supports it: a no_change row shows its one-sided
+/// bound on worse (inside the threshold), not the two-sided FAIL interval that can reach far
+/// past it (`-36.9 % [-77.1 %, +73.4 %] no_change` read as "maybe +73 %").
+#[test]
+fn the_evidence_shown_supports_the_verdict() {
+    let (_, _, c) = comparison();
+    let mut row = c.rows[0].clone();
+    (row.verdict, row.lower_is_better) = (Verdict::NoChange, true);
+    (row.effect, row.critical, row.bound) = (-0.46, 1.01, 1.041f64.ln());
+    (row.interval_low, row.interval_high) = (-77.1, 73.4);
+    assert_eq!(compare::evidence(&row), "≤ +4.1%");
+    row.lower_is_better = false;
+    assert_eq!(compare::evidence(&row), "≥ -3.9%");
+    row.verdict = Verdict::Regressed;
+    assert_eq!(compare::evidence(&row), "[-77.1%, +73.4%]");
+    // Every no_change row of the fixture shows a bound inside its threshold.
+    for r in c.rows.iter().filter(|r| r.verdict == Verdict::NoChange) {
+        assert!(r.bound <= r.floor, "{r:?}");
+        assert!(compare::evidence(r).starts_with('≤') || compare::evidence(r).starts_with('≥'));
+    }
 }
 
 /// A conversation run: 6 sessions of 3 turns, later turns faster (a prefix cache), one

@@ -57,7 +57,7 @@ fn config_block(c: &Comparison, cand: Option<&RunResult>) -> String {
 }
 
 fn verdict_table(c: &Comparison) -> String {
-    let mut b = String::from("<table><tr><th>metric</th><th>baseline</th><th>candidate</th><th>delta</th><th>interval</th><th>threshold</th><th>runs</th><th>verdict</th></tr>");
+    let mut b = String::from("<table><tr><th>metric</th><th>baseline</th><th>candidate</th><th>delta</th><th>evidence</th><th>threshold</th><th>runs</th><th>verdict</th></tr>");
     for r in &c.rows {
         let class = match r.verdict {
             Verdict::Regressed => "fail",
@@ -81,7 +81,7 @@ fn verdict_table(c: &Comparison) -> String {
             esc(&text::value(r, r.baseline)),
             esc(&text::value(r, r.candidate)),
             esc(&text::delta(r)),
-            esc(&text::interval(r)),
+            esc(&text::evidence(r)),
             esc(&r.threshold),
             r.verdict.label(),
         );
