@@ -27,6 +27,11 @@ pub struct RunEnvironment {
     /// itself was delayed by the scheduler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_wait_pct: Option<f64>,
+    /// Time the host took for bench's fixed calibration workload just before the run (µs,
+    /// the fastest of five: SHA-256 of 1 MiB): the host's speed, so that a slower machine,
+    /// a throttled or shared CPU is named the way contention is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_us: Option<f64>,
     /// The engine's version as it reports it (`/version`, llama-server's `/props`), if it does.
     pub engine_version: Option<String>,
 }

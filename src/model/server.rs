@@ -47,6 +47,12 @@ pub struct ServerMetrics {
     pub waiting_deferred_peak: Option<f64>,
     pub prompt_tokens: Option<f64>,
     pub generation_tokens: Option<f64>,
+    /// Prompt plus generated tokens the server had processed since it started, at the run's
+    /// first scrape (before its first request): how much state a long-lived server had
+    /// accumulated before the run (caches, fragmentation, memory). `None` where the engine
+    /// exports no token counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_tokens_before: Option<f64>,
     /// Every scrape's gauges, in time order: what a run's time windows show of the server.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gauges: Vec<GaugeSample>,

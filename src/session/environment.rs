@@ -107,10 +107,29 @@ pub fn before(engine_version: Option<String>) -> (RunEnvironment, Option<CpuTime
         cpu_model: cpu_model(),
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
         load_before: load_average(),
+        calibration_us: Some(calibrate()),
         engine_version,
         ..Default::default()
     };
     (env, cpu_times())
+}
+
+/// The host's speed: the fastest of five SHA-256 digests of the same 1 MiB (µs). A fixed,
+/// deterministic workload of a few milliseconds; the fastest is the least disturbed by
+/// whatever else the machine was doing in that instant, so it measures the CPU, not the load.
+pub fn calibrate() -> f64 {
+    use sha2::Digest;
+    let data: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    (0..5)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let digest = sha2::Sha256::digest(std::hint::black_box(&data));
+            std::hint::black_box(digest);
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Completes `env` when the run is over.

@@ -220,8 +220,25 @@ pub fn compare_at(
         r.candidate_values = figure::of_runs(cands, r.metric);
     }
     let mut notes = mode::name(&mut rows, &base.repetitions, cands);
-    if let Some(note) = environment::contention(&base.repetitions, cands) {
-        // Every speed row, rates too: contention slows a server's steps as much as a change.
+    // What differs between the arms besides the change, named beside every speed row it could
+    // explain (rates too: a busier or slower host, or a server's accumulated state, slows its
+    // steps as much as a change does).
+    let explanations = [
+        (
+            environment::contention(&base.repetitions, cands),
+            "the arms ran under different CPU contention (see the note): this may be the machine's",
+        ),
+        (
+            environment::host_speed(&base.repetitions, cands),
+            "the host was slower during one arm (see the note): this may be the host's",
+        ),
+        (
+            environment::server_history(&base.repetitions, cands),
+            "the server had served far more before the candidate (see the note): this may be its accumulated state",
+        ),
+    ];
+    for (note, why) in explanations {
+        let Some(note) = note else { continue };
         for r in rows.iter_mut().filter(|r| {
             r.metric != crate::model::metric::Metric::ErrorRate
                 && matches!(
@@ -229,7 +246,7 @@ pub fn compare_at(
                     Verdict::Regressed | Verdict::Improved | Verdict::Inconclusive
                 )
         }) {
-            r.reason += " — the arms ran under different CPU contention (see the note): this may be the machine's";
+            r.reason += &format!(" — {why}");
         }
         notes.push(note);
     }
@@ -463,6 +480,89 @@ mod tests {
             ..Default::default()
         });
         r
+    }
+
+    #[test]
+    fn a_slower_host_and_a_server_that_served_far_more_are_named() {
+        use crate::model::server::ServerMetrics;
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        // `served`: tokens the server had processed before the run; each run serves 40,000.
+        let mk = |cal: f64, served: f64, drift: f64, rng: &mut ChaCha8Rng| {
+            use rand::Rng;
+            let mut r = run(300, 40.0, drift, rng);
+            r.run_id = format!("r{}", rng.random::<u32>());
+            r.environment = Some(crate::model::environment::RunEnvironment {
+                cpus: 2,
+                calibration_us: Some(cal * rng.random_range(0.99..1.01)),
+                ..Default::default()
+            });
+            r.server_metrics = Some(ServerMetrics {
+                served_tokens_before: Some(served),
+                prompt_tokens: Some(30_000.0),
+                generation_tokens: Some(10_000.0),
+                ..Default::default()
+            });
+            r
+        };
+        // A baseline of 3 runs on a fresh server and a host at 3,000 µs.
+        let reps: Vec<RunResult> = (0..3)
+            .map(|i| mk(3000.0, 40_000.0 * i as f64, 0.0, &mut rng))
+            .collect();
+        let base = Baseline::new("main", reps).unwrap();
+        // The candidate on a host 20 % slower, right after the baseline.
+        let slow: Vec<RunResult> = (0..3)
+            .map(|i| mk(3600.0, 120_000.0 + 40_000.0 * i as f64, 0.2, &mut rng))
+            .collect();
+        let c = compare(&base, &slow, false, &cfg()).unwrap();
+        let note = c.notes.iter().find(|n| n.contains("calibration workload"));
+        assert!(
+            note.is_some_and(|n| n.contains("% slower before the candidate's runs")),
+            "{:?}",
+            c.notes
+        );
+        assert!(
+            !c.notes.iter().any(|n| n.starts_with("server:")),
+            "{:?}",
+            c.notes
+        );
+        let ttft = c
+            .row(Metric::Latency(Latency::Ttft, Quantile::P50))
+            .unwrap();
+        assert!(
+            ttft.reason.contains("the host was slower"),
+            "{}",
+            ttft.reason
+        );
+        // The same host, but 40× the baseline's traffic served before the candidate's runs.
+        let late: Vec<RunResult> = (0..3)
+            .map(|i| mk(3000.0, 4_800_000.0 + 40_000.0 * i as f64, 0.2, &mut rng))
+            .collect();
+        let c = compare(&base, &late, false, &cfg()).unwrap();
+        let note = c.notes.iter().find(|n| n.starts_with("server:"));
+        assert!(
+            note.is_some_and(|n| n.contains("40× what it had") && n.contains("--interleave")),
+            "{:?}",
+            c.notes
+        );
+        assert!(
+            !c.notes.iter().any(|n| n.contains("calibration")),
+            "{:?}",
+            c.notes
+        );
+        let ttft = c
+            .row(Metric::Latency(Latency::Ttft, Quantile::P50))
+            .unwrap();
+        assert!(ttft.reason.contains("accumulated state"), "{}", ttft.reason);
+        // A restarted server (counters went down): nothing said.
+        let restarted: Vec<RunResult> = (0..3)
+            .map(|i| mk(3000.0, 40_000.0 * i as f64, 0.0, &mut rng))
+            .collect();
+        let c = compare(&base, &restarted, false, &cfg()).unwrap();
+        assert!(
+            !c.notes.iter().any(|n| n.starts_with("server:")),
+            "{:?}",
+            c.notes
+        );
     }
 
     #[test]

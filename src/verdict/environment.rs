@@ -1,8 +1,10 @@
 //! When baseline and candidate did not run under the same conditions, say so: another model
-//! asked for with no var naming the change, another CPU, another engine version, or a machine
-//! much busier (load average per CPU, CPU time stolen by
-//! the hypervisor) during one arm than the other. These are warnings beside the verdict — the
-//! statistics already widen with the runs' spread — so a reader knows what noise to suspect.
+//! asked for with no var naming the change, another CPU, another engine version, a machine
+//! much busier (load average per CPU, CPU time stolen by the hypervisor, CPU pressure) or
+//! slower (a fixed calibration workload) during one arm than the other, or a server that had
+//! served far more before the candidate's runs than before the baseline's (state that
+//! accumulates). These are warnings beside the verdict — the statistics already widen with the
+//! runs' spread — so a reader knows what to suspect before blaming the change.
 
 use crate::model::environment::RunEnvironment;
 use crate::model::result::RunResult;
@@ -199,5 +201,57 @@ pub fn client_bound(run: &RunResult) -> Option<String> {
     Some(format!(
         "run {} is invalid: the client sent its requests late — median send lag {:.1} ms, over 10 % of the median TTFT ({:.1} ms) and over 2 ms{wait} — so the client, not the server, set the pace, and the lag is inside every latency; lower the rate or concurrency, give bench more CPU, or run it on another machine",
         run.run_id, lag.p50, ttft.p50
+    ))
+}
+
+/// A host this much slower on the calibration workload before one arm than the other is named.
+pub const SLOWER_HOST: f64 = 0.15;
+
+/// When the host computed the fixed calibration workload ([`RunEnvironment::calibration_us`])
+/// at least [`SLOWER_HOST`] slower before one arm's runs than before the other's, beyond three
+/// standard errors of the runs' spread: what to say beside the verdicts it could explain.
+pub fn host_speed(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
+    let cal = |e: &RunEnvironment| e.calibration_us.filter(|v| *v > 0.0);
+    let (b, c, noise) = gap(&per_run(base, cal), &per_run(cand, cal))?;
+    let (hi, lo) = (b.max(c), b.min(c));
+    if hi / lo - 1.0 < SLOWER_HOST || hi - lo <= noise {
+        return None;
+    }
+    let slower = if c > b { "candidate" } else { "baseline" };
+    Some(format!(
+        "environment: the host ran bench's fixed calibration workload {:.0} % slower before the {slower}'s runs ({hi:.0} µs against {lo:.0} µs, mean of the runs): a slower host — another machine, a CPU throttled or shared — slows the server as a change would; a latency or throughput verdict may be the host's; record both arms on one host at one time (--interleave)",
+        (hi / lo - 1.0) * 100.0
+    ))
+}
+
+/// How many times more a server must have served before the candidate's runs than the
+/// baseline's yardstick for it to be named.
+pub const SERVED_MORE: f64 = 3.0;
+
+/// When the candidate's runs started on a server that had processed far more tokens since it
+/// started ([`crate::model::server::ServerMetrics::served_tokens_before`]) than the baseline's
+/// had: at least [`SERVED_MORE`] times the larger of what it had served before the baseline and
+/// what the baseline's own runs served (so a baseline on a fresh server is measured against its
+/// own traffic). A long-lived server accumulates state — caches, fragmentation, memory — that
+/// a stored baseline never saw, and no statistic tells that from the change. Not said when the
+/// counters went down (the server restarted) or the arms were interleaved (the same history).
+pub fn server_history(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
+    let before = |r: &RunResult| r.server_metrics.as_ref()?.served_tokens_before;
+    let own = |r: &RunResult| {
+        let m = r.server_metrics.as_ref()?;
+        Some(m.prompt_tokens.unwrap_or(0.0) + m.generation_tokens.unwrap_or(0.0))
+    };
+    let first = |runs: &[RunResult]| runs.iter().filter_map(before).reduce(f64::min);
+    let (b, c) = (first(base)?, first(cand)?);
+    let served: f64 = base.iter().filter_map(own).sum();
+    let yardstick = b.max(served).max(1.0);
+    if c < b || c < SERVED_MORE * yardstick {
+        return None;
+    }
+    Some(format!(
+        "server: before the candidate's runs the server had processed {} tokens since it started, {:.0}× what it had before the baseline's runs or served during them ({}): state that accumulates in a long-lived server (caches, fragmentation, memory) may be the difference — restart it between recordings, or --interleave",
+        crate::model::readable::count(c as u64),
+        c / yardstick,
+        crate::model::readable::count(yardstick as u64)
     ))
 }

@@ -207,6 +207,13 @@ pub fn summarize(url: &str, scrapes: &[Scrape], span_s: Option<f64>) -> ServerMe
     m.bucket_bounds = m_bounds;
     m.prompt_tokens = delta(first, last, n.prompt_tokens);
     m.generation_tokens = delta(first, last, n.generation_tokens);
+    m.served_tokens_before = match (
+        value(first, n.prompt_tokens),
+        value(first, n.generation_tokens),
+    ) {
+        (None, None) => None,
+        (p, g) => Some(p.unwrap_or(0.0) + g.unwrap_or(0.0)),
+    };
     if scrapes.len() < 2 {
         m.warning =
             Some("only one scrape succeeded: deltas are totals since the server started".into());
