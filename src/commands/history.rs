@@ -6,7 +6,7 @@
 use crate::analysis::history::history;
 use crate::cli::HistoryArgs;
 use crate::error::BenchError;
-use crate::model::comparison::{Comparison, Verdict, COMPARE_SCHEMA};
+use crate::model::comparison::{Verdict, COMPARE_SCHEMA};
 use crate::model::history::{Entry, History, Value};
 use crate::output::record::RecordRow;
 use crate::output::{self, html};
@@ -201,6 +201,40 @@ fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>, skipped: &mut Vec<Pa
     }
 }
 
+/// What history reads of a compare output: the fields it shows, typed as `Comparison` types
+/// them (a field of the wrong type is an error naming it), the rest skipped unread — a
+/// compare's notes, reasons and per-run values can be large, and are not kept.
+#[derive(serde::Deserialize)]
+struct Read {
+    scenario_name: String,
+    created_at: DateTime<Utc>,
+    #[serde(default)]
+    revision: Option<String>,
+    #[serde(default)]
+    interleaved: bool,
+    baseline: String,
+    #[serde(default)]
+    baseline_runs: Vec<String>,
+    #[serde(default)]
+    candidate_runs: Vec<String>,
+    // Read to be checked (a compare output carries them), not shown.
+    #[serde(rename = "alpha")]
+    _alpha: f64,
+    #[serde(rename = "change")]
+    _change: String,
+    rows: Vec<ReadRow>,
+}
+
+/// What history reads of one row.
+#[derive(serde::Deserialize)]
+struct ReadRow {
+    metric: crate::model::metric::Metric,
+    unit: String,
+    baseline: f64,
+    candidate: f64,
+    verdict: Verdict,
+}
+
 /// What tells a compare output from another JSON, read without building the whole value.
 #[derive(serde::Deserialize)]
 struct Probe {
@@ -224,9 +258,10 @@ fn read_file(f: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Resu
             FILE_BYTES_MAX >> 20
         )));
     }
-    let bytes = std::fs::read(f)
-        .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", f.display())))?;
+    let cannot =
+        |e: std::io::Error| BenchError::Runtime(format!("cannot read {}: {e}", f.display()));
     if f.extension().and_then(|x| x.to_str()) == Some("csv") {
+        let bytes = std::fs::read(f).map_err(cannot)?;
         let Ok(text) = std::str::from_utf8(&bytes) else {
             skipped.push(f.to_path_buf());
             return Ok(());
@@ -239,8 +274,15 @@ fn read_file(f: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Resu
         out.extend(from_record(f, text)?);
         return Ok(());
     }
+    // Streamed twice from the file, never held whole: first what kind of JSON it is, then
+    // what history reads of it.
+    let open = || {
+        std::fs::File::open(f)
+            .map(|h| std::io::BufReader::with_capacity(1 << 16, h))
+            .map_err(cannot)
+    };
     // Not JSON, or JSON of something else: not a compare output, skipped and said.
-    let probe: Probe = match serde_json::from_slice(&bytes) {
+    let probe: Probe = match serde_json::from_reader(open()?) {
         Ok(p) => p,
         Err(_) => {
             skipped.push(f.to_path_buf());
@@ -261,8 +303,8 @@ fn read_file(f: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Resu
                 .map_or("missing".to_string(), |v| v.to_string())
         )));
     }
-    let de = &mut serde_json::Deserializer::from_slice(&bytes);
-    let c: Comparison = serde_path_to_error::deserialize(de).map_err(|e| {
+    let de = &mut serde_json::Deserializer::from_reader(open()?);
+    let c: Read = serde_path_to_error::deserialize(de).map_err(|e| {
         BenchError::Runtime(format!(
             "{}: a compare output whose `{}` does not read ({})",
             f.display(),
@@ -276,7 +318,7 @@ fn read_file(f: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Resu
 
 /// The baseline a compare was judged against: the store name and, unless the baseline arm
 /// was run alongside (`--interleave`), its runs.
-fn from_comparison(c: &Comparison, f: &Path) -> Entry {
+fn from_comparison(c: &Read, f: &Path) -> Entry {
     let baseline = if c.interleaved {
         c.baseline.clone()
     } else {
