@@ -34,6 +34,7 @@ fn compare(i: usize, pad: usize) -> String {
     let notes: Vec<String> = (0..pad)
         .map(|k| format!("\"note {k}: {}\"", "x".repeat(200)))
         .collect();
+    // (`pad` is 0 here but for the large file, which `big` writes piece by piece.)
     let (day, sec) = (i / 86_400, i % 86_400);
     format!(
         r#"{{"schema_version":2,"scenario_name":"smoke","scenario_hash":"h","baseline":"main","baseline_repetitions":12,"candidate_run":"c{i}","baseline_runs":["b{}"],"candidate_runs":["c{i}"],"diffs":[],"change":"none (A/A)","attributable":true,"alpha":0.05,"rows":[{}],"notes":[{}],"regressed":false,"created_at":"2026-01-{:02}T{:02}:{:02}:{:02}Z"}}"#,
@@ -45,6 +46,24 @@ fn compare(i: usize, pad: usize) -> String {
         (sec / 60) % 60,
         sec % 60
     )
+}
+
+/// One compare JSON with `notes` notes of 200 bytes, written piece by piece: this process
+/// stays small, so the children's peak RSS (a spawned child starts as a copy of its parent)
+/// is `bench history`'s own.
+fn big_file(path: &Path, notes: usize) {
+    use std::io::Write;
+    let one = compare(0, 1);
+    let (head, tail) = one.split_once(r#""notes":["#).unwrap();
+    let tail = &tail[tail.find("],").unwrap()..];
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(w, r#"{head}"notes":["#).unwrap();
+    let x = "x".repeat(200);
+    for k in 0..notes {
+        let sep = if k == 0 { "" } else { "," };
+        write!(w, "{sep}\"note {k}: {x}\"").unwrap();
+    }
+    write!(w, "{tail}").unwrap();
 }
 
 /// Wall time (s) and the peak RSS (MiB) of `bench history` on `path`.
@@ -69,7 +88,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temp dir");
     // First, so that the children's peak RSS is this run's own.
     let big = dir.path().join("big.json");
-    std::fs::write(&big, compare(0, 280_000)).unwrap();
+    big_file(&big, 280_000);
     let size = std::fs::metadata(&big).unwrap().len() as f64 / (1 << 20) as f64;
     let (wall, rss, code) = history(bench, &big);
     println!(

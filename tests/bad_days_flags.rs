@@ -70,3 +70,23 @@ fn a_tiny_alpha_reads_as_a_person_writes_it() {
     );
     assert!(t.contains("more than 10^"), "{t}");
 }
+
+/// `--rates` prints the last-sustainable-rate line the docs promise, also when no point
+/// over-saturated the server.
+#[test]
+fn a_rate_sweep_always_says_its_last_sustainable_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    let (rc, t) = bench(&[
+        "sweep",
+        "scenarios/chat-short.toml",
+        "--rates",
+        "8,16",
+        "--requests",
+        "12",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, Some(0), "{t}");
+    assert!(t.contains("last sustainable rate:"), "{t}");
+}

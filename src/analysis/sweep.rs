@@ -187,10 +187,28 @@ fn saturated(prev: &Point, cur: &Point) -> bool {
     cur.achieved_rps < prev.achieved_rps * 1.05 && cur.ttft_p50_ms > prev.ttft_p50_ms * 1.5
 }
 
-/// Whether a point meets the SLOs. Overload shows here too: the queue it builds pushes TTFT
-/// past its SLO.
+/// The least share of an open-loop point's offered load it must have served to count as
+/// sustained by `--find-max-rate`.
+pub const SERVED_SHARE: f64 = 0.9;
+
+/// Whether a point meets the SLOs *at the load it was offered*. A short open-loop run can end
+/// before the queue an unsustainable rate builds pushes TTFT past its SLO, so meeting the
+/// SLOs is not enough: the server must also have served the load — in the run's steady state
+/// at least [`SERVED_SHARE`] of the offered rate and not over-saturated by the sweep's own test
+/// (`analysis::saturation`), or, in a run too short for a steady state, over the whole run.
+/// A closed loop serves what it sends by definition.
 fn passes(p: &Point, attainment: f64) -> bool {
-    p.slo_attainment.is_some_and(|a| a >= attainment)
+    p.slo_attainment.is_some_and(|a| a >= attainment) && served(p)
+}
+
+fn served(p: &Point) -> bool {
+    let Some(offered) = p.offered_rps.filter(|r| *r > 0.0) else {
+        return true;
+    };
+    match &p.saturation {
+        Some(s) => !s.over && s.served_rps >= SERVED_SHARE * s.offered_rps,
+        None => p.achieved_rps >= SERVED_SHARE * offered,
+    }
 }
 
 /// Adds a point; true when the series should stop: the point over-saturated its server
@@ -255,6 +273,7 @@ pub async fn sweep(plan: &SweepPlan, spec: RunSpec, out: &Path) -> Result<Sweep,
         }
     }
     if plan.auto.is_none() && !plan.find_max_rate {
+        sustained(&mut sweep);
         return Ok(sweep);
     }
     let sync = run.at(Load::Concurrency(1)).await?;
@@ -276,7 +295,17 @@ pub async fn sweep(plan: &SweepPlan, spec: RunSpec, out: &Path) -> Result<Sweep,
     if plan.find_max_rate {
         bisect(&mut run, &mut sweep, plan, (lo_rate, sync_ok), hi_rate).await?;
     }
+    sustained(&mut sweep);
     Ok(sweep)
+}
+
+/// The last sustainable rate of a sweep with open-loop points, also when none of them
+/// over-saturated the server (then the highest tested: the limit lies above it).
+fn sustained(sweep: &mut Sweep) {
+    if sweep.last_sustainable_rps.is_none() && sweep.points.iter().any(|p| p.offered_rps.is_some())
+    {
+        sweep.last_sustainable_rps = Some(last_sustainable(&sweep.points));
+    }
 }
 
 /// Doublings of the upper end tried while the server still meets the SLOs there.
@@ -381,5 +410,45 @@ mod tests {
             1,
             "one read for the sweep"
         );
+    }
+
+    /// The point: an open-loop rate of 59.4 req/s whose short run met the SLOs while
+    /// the server completed 14.7 req/s. It is not a rate the server can serve.
+    #[test]
+    fn a_rate_counts_for_find_max_rate_only_when_it_was_served() {
+        use crate::model::sweep::Saturation;
+        let p = |offered: Option<f64>, achieved: f64, sat: Option<(bool, f64)>| Point {
+            load: "rate=59.4".into(),
+            offered_rps: offered,
+            concurrency: None,
+            achieved_rps: achieved,
+            output_tps: 0.0,
+            goodput_rps: None,
+            slo_attainment: Some(1.0),
+            ttft_p50_ms: 10.0,
+            ttft_p95_ms: 20.0,
+            ttft_p99_ms: 30.0,
+            tpot_p50_ms: 1.0,
+            tpot_p95_ms: 2.0,
+            tpot_p99_ms: 3.0,
+            errors: 0,
+            sent: 100,
+            peak_concurrency: 8,
+            run_dir: String::new(),
+            saturation: sat.map(|(over, served)| Saturation {
+                over,
+                offered_rps: 59.4,
+                served_rps: served,
+                ttft_slope_ms_per_s: 0.0,
+                ttft_slope_lower: 0.0,
+            }),
+        };
+        assert!(!passes(&p(Some(59.4), 14.655, None), 0.95));
+        assert!(!passes(&p(Some(59.4), 14.655, Some((false, 14.7))), 0.95));
+        assert!(!passes(&p(Some(59.4), 57.0, Some((true, 57.0))), 0.95));
+        assert!(passes(&p(Some(59.4), 57.0, Some((false, 58.9))), 0.95));
+        assert!(passes(&p(Some(20.0), 19.5, None), 0.95));
+        // A closed loop serves what it sends.
+        assert!(passes(&p(None, 14.0, None), 0.95));
     }
 }

@@ -101,9 +101,14 @@ pub fn render(s: &Sweep, attainment: f64) -> String {
         let _ = writeln!(o, "\n  stopped early: {w}");
     }
     if let Some(r) = s.last_sustainable_rps {
-        let _ = match r > 0.0 {
-            true => writeln!(o, "  last sustainable rate: {r:.3} req/s (the highest tested rate the server kept up with: served ≥ 95 % of offered, TTFT not rising)"),
-            false => writeln!(o, "  last sustainable rate: none of the tested rates (the first one already over-saturated the server)"),
+        let over = s
+            .points
+            .iter()
+            .any(|p| p.saturation.as_ref().is_some_and(|x| x.over));
+        let _ = match (r > 0.0, over) {
+            (true, true) => writeln!(o, "  last sustainable rate: {r:.3} req/s (the highest tested rate the server kept up with: served ≥ 95 % of offered, TTFT not rising)"),
+            (true, false) => writeln!(o, "  last sustainable rate: {r:.3} req/s (the highest tested rate; none over-saturated the server, so its limit lies above it)"),
+            (false, _) => writeln!(o, "  last sustainable rate: none of the tested rates (the first one already over-saturated the server, or none had a steady state to test)"),
         };
     }
     if let (Some(note), Some(m)) = (&s.max_rate_note, s.max_rate_rps) {

@@ -1,9 +1,13 @@
 //! The engine in real time: one task owns the [`Engine`], adds arriving requests, runs a step,
 //! sleeps until the step's modelled end, then hands each request its tokens. The model's clock
-//! advances by exact step durations and only resynchronises with the wall clock after an idle
-//! period or when it falls more than 5 ms behind, so sleep granularity jitters token times
-//! without accumulating. After every step the gauges, counters and histograms `/metrics`
-//! serves are published.
+//! advances by exact step durations and resynchronises with the wall clock only after an idle
+//! period (or, as a guard, when it falls a whole [`MAX_LAG_S`] behind). A wake-up the host
+//! delays — a busy machine, a descheduled thread — therefore delays only the tokens of that
+//! step: the next step's end is still where the model puts it, so the engine catches up and
+//! the lateness does not accumulate into every later token. What the simulator models is the
+//! engine, not the host it happens to run on: a busy host jitters single token times, but a
+//! request's TTFT, TPOT and E2E stay those of the model. After every step the gauges, counters
+//! and histograms `/metrics` serves are published.
 
 use crate::sim::engine::{Counters, Engine, NewRequest};
 use crate::sim::prom::PromHistogram;
@@ -41,6 +45,10 @@ pub(super) struct MetricsState {
     /// Queue time, prefill time, TTFT, E2E and decode time, in vLLM's buckets.
     pub hist: Option<[PromHistogram; 5]>,
 }
+
+/// How far the model's clock may fall behind the wall clock while busy before it is moved up
+/// to it: a host stalled this long is not caught up in one burst of tokens.
+pub const MAX_LAG_S: f64 = 1.0;
 
 pub(super) async fn drive(
     mut engine: Engine,
@@ -82,10 +90,12 @@ pub(super) async fn drive(
                 Some(cmd) => handle(&mut engine, &mut streams, cmd),
                 None => return,
             }
+            // Idle until now: the model's clock starts again from the wall clock.
+            vt = vt.max(epoch.elapsed().as_secs_f64());
             continue;
         }
         let now = epoch.elapsed().as_secs_f64();
-        if vt < now - 0.005 {
+        if vt < now - MAX_LAG_S {
             vt = now;
         }
         let out = engine.step(vt);
