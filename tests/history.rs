@@ -94,6 +94,22 @@ fn run(dir: &Path) -> (i32, Value, String) {
     (o.status.code().unwrap(), v, text)
 }
 
+/// The record CSV rows of `n` compares of nothing changed, run ids `b{i} | c{i}` as
+/// [`compare`] names them.
+fn record_csv(n: usize) -> String {
+    let header = "date,owner,scenario,change,metric,unit,baseline,candidate,delta_pct,interval_low,interval_high,verdict,side_effects,note,summary,server,baseline_name,scenario_hash,runs,n,alpha,tool_version,run_ids";
+    let mut csv = format!("{header}\n");
+    for i in 0..n {
+        for (m, unit, v) in METRICS {
+            csv += &format!(
+                "2026-10-{:02},ci,smoke,none (A/A),{m},{unit},{v:.3},{v:.3},0.00,-5,5,no_change,,,,,main,h,3 vs 3,60 vs 60,0.05,0.1.0,b{i} | c{i}\n",
+                i + 1
+            );
+        }
+    }
+    csv
+}
+
 fn series<'a>(v: &'a Value, metric: &str) -> &'a Value {
     v[0]["series"]
         .as_array()
@@ -140,17 +156,7 @@ fn the_record_csv_reads_as_the_same_history() {
     // The record CSV's rows of one compare share their run ids; a history read from it has
     // one entry per compare.
     let dir = tempfile::tempdir().unwrap();
-    let header = "date,owner,scenario,change,metric,unit,baseline,candidate,delta_pct,interval_low,interval_high,verdict,side_effects,note,summary,server,baseline_name,scenario_hash,runs,n,alpha,tool_version,run_ids";
-    let mut csv = format!("{header}\n");
-    for i in 0..8 {
-        for (m, unit, v) in METRICS {
-            csv += &format!(
-                "2026-10-{:02},ci,smoke,none (A/A),{m},{unit},{v:.3},{v:.3},0.00,-5,5,no_change,,,,,main,h,3 vs 3,60 vs 60,0.05,0.1.0,b{i} | c{i}\n",
-                i + 1
-            );
-        }
-    }
-    std::fs::write(dir.path().join("records.csv"), csv).unwrap();
+    std::fs::write(dir.path().join("records.csv"), record_csv(8)).unwrap();
     let (code, v, text) = run(dir.path());
     assert_eq!(code, 0, "{text}");
     assert_eq!(v[0]["entries"].as_array().unwrap().len(), 8, "{text}");
@@ -181,17 +187,7 @@ fn each_compare_counts_once_whatever_reaches_it_twice() {
     let d = dir.path().join("h");
     history(&d, false, 5);
     // The record rows of the first 10 of those compares (same run ids).
-    let header = "date,owner,scenario,change,metric,unit,baseline,candidate,delta_pct,interval_low,interval_high,verdict,side_effects,note,summary,server,baseline_name,scenario_hash,runs,n,alpha,tool_version,run_ids";
-    let mut csv = format!("{header}\n");
-    for i in 0..10 {
-        for (m, unit, v) in METRICS {
-            csv += &format!(
-                "2026-10-{:02},ci,smoke,none (A/A),{m},{unit},{v:.3},{v:.3},0.00,-5,5,no_change,,,,,main,h,3 vs 3,60 vs 60,0.05,0.1.0,b{i} | c{i}\n",
-                i + 1
-            );
-        }
-    }
-    std::fs::write(d.join("records.csv"), csv).unwrap();
+    std::fs::write(d.join("records.csv"), record_csv(10)).unwrap();
     std::os::unix::fs::symlink("..", d.join("loop")).unwrap();
     let out = dir.path().join("h.json");
     let (rc, t) = bench_history(&[d.to_str().unwrap(), "--json", out.to_str().unwrap()]);
