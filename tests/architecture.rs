@@ -1,7 +1,7 @@
 //! The data path stays one-way: every `crate::…` reference in `src/` goes to a top-level
 //! module in the same layer or a lower one (the layers are listed in `src/lib.rs`), so no two
-//! top-level modules import each other. Test code (`tests.rs` files, `#[cfg(test)]` modules,
-//! `testkit.rs`) may reach across, and is left out.
+//! top-level modules import each other. Test code (`tests.rs` and `tests_*.rs` files,
+//! `#[cfg(test)]` modules, `testkit.rs`) may reach across, and is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -35,7 +35,8 @@ fn sources(dir: &Path, out: &mut Vec<(String, String, String)>) {
             continue;
         }
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.ends_with(".rs") || name == "tests.rs" || name == "testkit.rs" {
+        let test_file = name == "tests.rs" || name.starts_with("tests_") || name == "testkit.rs";
+        if !name.ends_with(".rs") || test_file {
             continue;
         }
         let rel = p

@@ -19,17 +19,23 @@ fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-/// A 3-run baseline of the smoke scenario (20 requests a run on the simulator) in `store`.
-fn recorded(dir: &Path) -> std::path::PathBuf {
+/// The smoke scenario (20 requests a run on the simulator) with the error rate gated at
+/// +0.5 pp — a row 20-request runs can never settle, which these tests need undecided — and
+/// a 3-run baseline of it in `store`: (store, scenario path).
+fn recorded(dir: &Path) -> (std::path::PathBuf, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scenario = dir.join("smoke.toml");
+    let shipped = std::fs::read_to_string(root.join("scenarios/smoke.toml")).unwrap();
+    std::fs::write(
+        &scenario,
+        format!("{shipped}\n[gate]\n\"error_rate\" = \"+0.5pp\"\n"),
+    )
+    .unwrap();
     let store = dir.join("store");
     let o = common::bench()
-        .args([
-            "baseline",
-            "scenarios/smoke.toml",
-            "--repeat",
-            "3",
-            "--baselines",
-        ])
+        .arg("baseline")
+        .arg(&scenario)
+        .args(["--repeat", "3", "--baselines"])
         .arg(&store)
         .arg("--out")
         .arg(dir.join("b"))
@@ -40,13 +46,14 @@ fn recorded(dir: &Path) -> std::path::PathBuf {
     // What a compare against it can decide is said as it is recorded.
     assert!(t.contains("plan: looks at 3, 5, 8, 12 runs a side"), "{t}");
     assert!(t.contains("error_rate: with no errors"), "{t}");
-    store
+    (store, scenario.to_str().unwrap().to_string())
 }
 
 #[test]
 fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let store = recorded(dir.path());
+    let (store, s) = recorded(dir.path());
+    let s = s.as_str();
     let (out, json, again) = (
         dir.path().join("c"),
         dir.path().join("c.json"),
@@ -55,14 +62,7 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     let record = dir.path().join("record.csv");
     // α = 0.001: an A/A that fails by chance would make the exit code assertion flaky.
     let o = common::bench()
-        .args([
-            "compare",
-            "scenarios/smoke.toml",
-            "--max-repeat",
-            "5",
-            "--alpha",
-            "0.001",
-        ])
+        .args(["compare", s, "--max-repeat", "5", "--alpha", "0.001"])
         .arg("--baselines")
         .arg(&store)
         .arg("--out")
@@ -93,7 +93,7 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     let o = common::bench()
         .args([
             "compare",
-            "scenarios/smoke.toml",
+            s,
             "--alpha",
             "0.001",
             "--max-repeat",
@@ -116,7 +116,7 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     let o = common::bench()
         .args([
             "compare",
-            "scenarios/smoke.toml",
+            s,
             "--alpha",
             "0.001",
             "--max-repeat",
@@ -134,6 +134,12 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     assert_eq!(o.status.code(), Some(1), "{t}");
     assert!(t.contains("— FAIL — "), "{t}");
 
+    tampered_designs_are_refused(s, &out, &store);
+    cut_runs_say_where_they_end(s, &out, &store, used);
+}
+
+/// An edited design beside stored runs is refused naming the file, never used.
+fn tampered_designs_are_refused(s: &str, out: &Path, store: &Path) {
     // An edited design never judges the runs: α = 0 or a tiny α (every critical value
     // infinite), one look, or another α than the flags' are refused, naming the file.
     let design = out.join("sequence.json");
@@ -147,11 +153,11 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     ] {
         std::fs::write(&design, edit).unwrap();
         let o = common::bench()
-            .args(["compare", "scenarios/smoke.toml", "--alpha", "0.001"])
+            .args(["compare", s, "--alpha", "0.001"])
             .args(["--max-repeat", "5", "--candidate"])
-            .arg(&out)
+            .arg(out)
             .arg("--baselines")
-            .arg(&store)
+            .arg(store)
             .output()
             .unwrap();
         let t = text(&o);
@@ -160,38 +166,41 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
         assert!(!t.contains("PASS"), "{edit}: {t}");
     }
     std::fs::write(&design, original).unwrap();
+}
 
-    // The runs of a compare cut short after its first look: replayed, the stop says where
-    // the runs end, not that the cap was reached.
-    if used == 5 {
-        std::fs::remove_dir_all(out.join("rep5")).unwrap();
-        let o = common::bench()
-            .args(["compare", "scenarios/smoke.toml", "--alpha", "0.001"])
-            .args(["--max-repeat", "5", "--candidate"])
-            .arg(&out)
-            .arg("--baselines")
-            .arg(&store)
-            .output()
-            .unwrap();
-        let t = text(&o);
-        assert!(o.status.code().is_some_and(|c| c <= 1), "{t}");
-        assert!(
-            t.contains("stopped by the stored runs ending at 4 of the cap's 5"),
-            "{t}"
-        );
-        assert!(!t.contains("stopped by the cap"), "{t}");
-    }
+/// Stored runs that end before their design stopped are judged where they end, and say so.
+fn cut_runs_say_where_they_end(s: &str, out: &Path, store: &Path, used: u64) {
+    // The last run removed, as a compare interrupted in it leaves them: replayed, the stop
+    // says where the runs end, not that the cap was reached.
+    std::fs::remove_dir_all(out.join(format!("rep{used}"))).unwrap();
+    let o = common::bench()
+        .args(["compare", s, "--alpha", "0.001"])
+        .args(["--max-repeat", "5", "--candidate"])
+        .arg(out)
+        .arg("--baselines")
+        .arg(store)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{t}");
+    let want = format!(
+        "stopped by the stored runs ending at {} of the cap's 5",
+        used - 1
+    );
+    assert!(t.contains(&want), "{t}");
+    assert!(!t.contains("stopped by the cap"), "{t}");
 }
 
 #[test]
 fn a_settled_regression_ends_the_compare_at_its_look() {
     let dir = tempfile::tempdir().unwrap();
-    let store = recorded(dir.path());
+    let (store, s) = recorded(dir.path());
+    let s = s.as_str();
     let json = dir.path().join("c.json");
     // Decode 30 % slower: TPOT regresses at the first look, while the error rate can never
     // be settled at 20 requests a run — the compare fails there instead of running to the cap.
     let o = common::bench()
-        .args(["compare", "scenarios/smoke.toml", "--opt", "bw_eff=0.615"])
+        .args(["compare", s, "--opt", "bw_eff=0.615"])
         .arg("--baselines")
         .arg(&store)
         .arg("--json")
@@ -213,15 +222,10 @@ fn a_settled_regression_ends_the_compare_at_its_look() {
 #[test]
 fn a_plan_sends_nothing_and_says_what_each_row_needs() {
     let dir = tempfile::tempdir().unwrap();
-    let store = recorded(dir.path());
+    let (store, s) = recorded(dir.path());
+    let s = s.as_str();
     let o = common::bench()
-        .args([
-            "compare",
-            "scenarios/smoke.toml",
-            "--plan",
-            "--max-repeat",
-            "8",
-        ])
+        .args(["compare", s, "--plan", "--max-repeat", "8"])
         .args(["--endpoint", "http://127.0.0.1:9/v1"]) // nothing listens: a request would fail
         .arg("--baselines")
         .arg(&store)

@@ -246,22 +246,7 @@ fn latency(
         (None, None) => (sampling, None),
     };
     let se = var.max(sampling).sqrt();
-    let min_requests = if p >= 0.99 {
-        min_n.max(P99_MIN_N)
-    } else {
-        min_n
-    };
-    let not_gated = if p >= 0.99 && nb.min(nc) < P99_MIN_N {
-        Some(format!(
-            "not_gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})"
-        ))
-    } else if nb.min(nc) < min_n {
-        Some(format!(
-            "not_gated: a {metric} needs ≥ {min_n} successful requests per arm to be bounded without assuming a distribution (have {nb}/{nc})"
-        ))
-    } else {
-        None
-    };
+    let (not_gated, min_requests) = too_few(metric, p, min_n, (nb, nc));
     // The noise per run (per block in pairs), for saying what would resolve an inconclusive:
     // `within` is the pooled requests' sampling share, `between` what the runs add to it.
     let within = sampling / runs_factor;
@@ -284,7 +269,7 @@ fn latency(
         n_candidate: nc,
         runs: (base.len(), cand.len()),
         mann_whitney_p: mann_whitney_p(&pb, &pc),
-        min_requests: not_gated.is_some().then_some(min_requests),
+        min_requests,
         not_gated,
         unjudgeable: (paired.is_none() && spread.is_none()).then(|| {
             "one run a side shows no run-to-run variation, which within-run noise cannot stand in for; repeat both arms (bench baseline --repeat 3, bench compare --repeat 3)".to_string()
@@ -297,6 +282,32 @@ fn latency(
             jump,
         }),
     }))
+}
+
+/// Why a quantile is not gated for too few successful requests per arm (`n`), and how many
+/// each arm needs; `(None, None)` when both have enough.
+fn too_few(
+    metric: Metric,
+    p: f64,
+    min_n: usize,
+    (nb, nc): (usize, usize),
+) -> (Option<String>, Option<usize>) {
+    let need = if p >= 0.99 {
+        min_n.max(P99_MIN_N)
+    } else {
+        min_n
+    };
+    if nb.min(nc) >= need {
+        return (None, None);
+    }
+    let why = if p >= 0.99 {
+        format!("not_gated: a p99 needs ≥ {P99_MIN_N} successful requests per arm (have {nb}/{nc})")
+    } else {
+        format!(
+            "not_gated: a {metric} needs ≥ {min_n} successful requests per arm to be bounded without assuming a distribution (have {nb}/{nc})"
+        )
+    };
+    (Some(why), Some(need))
 }
 
 fn percent_change(baseline: f64, candidate: f64) -> f64 {
