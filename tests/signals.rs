@@ -160,6 +160,16 @@ fn a_signal_after_the_last_request_was_sent_stops_the_next_repetition() {
     assert_eq!(reps.len(), 1, "only repetition 1 ran: {reps:?}");
     assert!(reps[0].ends_with("rep1"), "{reps:?}");
     assert_eq!(run_json(&reps[0])["complete"], true, "and it is whole");
+    // Said as it is: between runs, repetition 2 never announced; and how to keep repetition 1.
+    assert!(
+        err.contains("between runs: no further run started (repetition 2 was not)"),
+        "{err}"
+    );
+    assert!(!err.contains("repetition 2 of 3"), "{err}");
+    assert!(
+        err.contains("the 1 finished repetitions are kept under") && err.contains(" --from "),
+        "{err}"
+    );
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub async fn repeat(
         // A signal that came between runs: the next one is not started, nor announced.
         if let Some(name) = super::signals::received() {
             crate::say!(
-                "{name} between runs: repetition {i} was not started; the {} run(s) finished are whole and written",
+                "{name} between runs: no further run started (repetition {i} was not); the {} run(s) finished are whole and written",
                 runs.len()
             );
             return Ok(Repeated {

@@ -193,9 +193,17 @@ pub fn check_writable(path: &Path) -> Result<(), BenchError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    // The directories this check makes are removed again: it leaves the store as it was.
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .collect();
     let probe = dir.join(format!(".bench-probe-{}", std::process::id()));
     let tried = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&probe, b"probe"));
     let _ = std::fs::remove_file(&probe);
+    for d in missing {
+        let _ = std::fs::remove_dir(d);
+    }
     tried.map_err(|e| {
         BenchError::usage(format!(
             "cannot store a baseline in {}: {e}; make it writable or pass --baselines DIR",
