@@ -20,7 +20,7 @@ pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err(BenchError::usage(format!(
             "--alpha {}: give a probability between 0 and 1, e.g. 0.05",
-            args.alpha
+            crate::model::readable::number(args.alpha)
         )));
     }
     let mut skipped = Vec::new();

@@ -189,7 +189,7 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 scenario_hash: short_hash(&c.scenario_hash).into(),
                 runs: runs(c, r),
                 n: format!("{} vs {}", r.n_baseline, r.n_candidate),
-                alpha: format!("{}", c.alpha),
+                alpha: crate::model::readable::number(c.alpha),
                 tool_version: c.tool_version.clone(),
                 run_ids: escape(&ids),
             }

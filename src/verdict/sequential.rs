@@ -365,11 +365,16 @@ impl Sequence {
         let mut c = self.last?;
         // Stopped before the runs that would have judged it (a budget, a settled regression):
         // the row is undecided, and said so, never silently not gated.
+        let unit = if c.interleaved {
+            "blocks"
+        } else {
+            "runs a side"
+        };
         for i in waiting {
             let r = &mut c.rows[i];
             r.verdict = Verdict::Inconclusive;
             r.reason = format!(
-                "inconclusive {}: not judged at {used} runs a side — an arm needs ≥ {} successful requests (have {}/{}); the cap's {max_repeat} would judge it",
+                "inconclusive {}: not judged at {used} {unit} — an arm needs ≥ {} successful requests (have {}/{}); the cap's {max_repeat} would judge it",
                 r.metric,
                 r.needs_requests.unwrap_or(0),
                 r.n_baseline,
