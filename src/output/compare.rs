@@ -28,8 +28,13 @@ pub(crate) fn delta(r: &Row) -> String {
 /// one-sided 1 − α bound on worse (`≤ +4.1%`: no regression beyond it, at 1 − α; a drop for
 /// a higher-is-better metric, `≥ -4.1%`), the claim "no regression of the threshold's size"
 /// rests on; for every other verdict the interval effect ± critical ([`interval`]), whose
-/// end beyond the threshold a regression or an improvement rests on.
+/// end beyond the threshold a regression or an improvement rests on. A row with a threshold
+/// not judged for too few requests shows how many it has of those it needs.
 pub(crate) fn evidence(r: &Row) -> String {
+    // A row not judged for too few requests has no evidence yet: what it waits for.
+    if let (Some(need), Verdict::Inconclusive | Verdict::NotGated) = (r.needs_requests, r.verdict) {
+        return format!("too few: {} of {need}", r.n_baseline.min(r.n_candidate));
+    }
     if r.verdict != Verdict::NoChange || !r.bound.is_finite() {
         return interval(r);
     }
