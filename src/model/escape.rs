@@ -46,7 +46,8 @@ pub fn markdown(s: &str) -> String {
         match c {
             '\n' | '\r' => out.push(' '),
             '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&format!("U+{:04X}", c as u32)),
+            // Rendered `U+001B` (its `+` escaped like any punctuation).
+            c if c.is_control() => out.push_str(&format!("U\\+{:04X}", c as u32)),
             // `:` too: with it escaped no `http://`, `javascript:` or `mailto:` autolink forms.
             c if c.is_ascii_punctuation() => {
                 out.push('\\');
