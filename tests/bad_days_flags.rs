@@ -50,12 +50,18 @@ fn budget_and_settle_all_are_refused_with_a_fixed_repeat() {
 
 #[test]
 fn a_tiny_alpha_reads_as_a_person_writes_it() {
+    // The error rate gated, so that the plan says how many requests bounding it needs.
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate.toml");
+    std::fs::write(&gate, "[gate]\n\"error_rate\" = \"+0.5pp\"\n").unwrap();
     let (rc, t) = bench(&[
         "compare",
         "scenarios/smoke.toml",
         "--alpha",
         "1e-300",
         "--plan",
+        "--gate",
+        gate.to_str().unwrap(),
     ]);
     assert_eq!(rc, Some(0), "{t}");
     assert!(!t.contains("18446744073709551615"), "{t}");
