@@ -49,23 +49,7 @@ pub fn interaction_chart(rows: &[InteractionRow]) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"13\" role=\"img\"><title>each change alone, the combination expected and measured (ratio to the base)</title>"
     );
     let axis_y = h - 34.0;
-    // The finest tier that puts at most 9 ticks on the axis: changes of a few tens of percent
-    // get ticks every 10 % rather than two labels for the whole axis.
-    let tiers: [&[f64]; 3] = [
-        &[0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0],
-        &[
-            0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0,
-            50.0, 100.0,
-        ],
-        &[0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0],
-    ];
-    let inside = |v: &&f64| (lo..=hi).contains(&v.ln());
-    let ticks: Vec<f64> = tiers
-        .iter()
-        .map(|tier| tier.iter().filter(inside).copied().collect::<Vec<f64>>())
-        .find(|t| t.len() <= 9)
-        .unwrap_or_default();
-    for t in ticks {
+    for t in ticks(lo, hi) {
         let _ = write!(
             s,
             "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"8\" y2=\"{axis_y:.1}\" stroke=\"{1}\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">×{3}</text>",
@@ -159,4 +143,24 @@ pub fn stack_report(scenario: &str, base: &str, rows: &[InteractionRow]) -> Stri
         ]),
         &body,
     )
+}
+
+/// The ratios to mark on a log axis from e^`lo` to e^`hi`: the finest tier that puts at most 9
+/// ticks on it, so that changes of a few tens of percent get a tick every 10 % rather than two
+/// labels for the whole axis.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let tiers: [&[f64]; 3] = [
+        &[0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0],
+        &[
+            0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0,
+            50.0, 100.0,
+        ],
+        &[0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0],
+    ];
+    let inside = |v: &&f64| (lo..=hi).contains(&v.ln());
+    tiers
+        .iter()
+        .map(|tier| tier.iter().filter(inside).copied().collect::<Vec<f64>>())
+        .find(|t| t.len() <= 9)
+        .unwrap_or_default()
 }
