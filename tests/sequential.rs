@@ -138,6 +138,18 @@ fn a_sequential_compare_stops_at_a_look_says_why_and_is_replayed_from_its_runs()
     cut_runs_say_where_they_end(s, &out, &store, used);
 }
 
+/// The stored candidate runs under `out` judged again, with the flags they were made with.
+fn replay(s: &str, out: &Path, store: &Path) -> Output {
+    common::bench()
+        .args(["compare", s, "--alpha", "0.001"])
+        .args(["--max-repeat", "5", "--candidate"])
+        .arg(out)
+        .arg("--baselines")
+        .arg(store)
+        .output()
+        .unwrap()
+}
+
 /// An edited design beside stored runs is refused naming the file, never used.
 fn tampered_designs_are_refused(s: &str, out: &Path, store: &Path) {
     // An edited design never judges the runs: α = 0 or a tiny α (every critical value
@@ -152,14 +164,7 @@ fn tampered_designs_are_refused(s: &str, out: &Path, store: &Path) {
         r#"{"looks":[3,4,5],"alpha":0.001}"#,
     ] {
         std::fs::write(&design, edit).unwrap();
-        let o = common::bench()
-            .args(["compare", s, "--alpha", "0.001"])
-            .args(["--max-repeat", "5", "--candidate"])
-            .arg(out)
-            .arg("--baselines")
-            .arg(store)
-            .output()
-            .unwrap();
+        let o = replay(s, out, store);
         let t = text(&o);
         assert_eq!(o.status.code(), Some(2), "{edit}: {t}");
         assert!(t.contains("sequence.json"), "{edit}: {t}");
@@ -173,14 +178,7 @@ fn cut_runs_say_where_they_end(s: &str, out: &Path, store: &Path, used: u64) {
     // The last run removed, as a compare interrupted in it leaves them: replayed, the stop
     // says where the runs end, not that the cap was reached.
     std::fs::remove_dir_all(out.join(format!("rep{used}"))).unwrap();
-    let o = common::bench()
-        .args(["compare", s, "--alpha", "0.001"])
-        .args(["--max-repeat", "5", "--candidate"])
-        .arg(out)
-        .arg("--baselines")
-        .arg(store)
-        .output()
-        .unwrap();
+    let o = replay(s, out, store);
     let t = text(&o);
     assert!(o.status.code().is_some_and(|c| c <= 1), "{t}");
     let want = format!(

@@ -244,19 +244,27 @@ struct Probe {
 }
 
 fn read_file(f: &Path, out: &mut Vec<Entry>, skipped: &mut Vec<PathBuf>) -> Result<(), BenchError> {
-    let meta = std::fs::metadata(f)
-        .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", f.display())))?;
-    if !meta.is_file() {
-        skipped.push(f.to_path_buf());
-        return Ok(());
-    }
-    if meta.len() > FILE_BYTES_MAX {
-        return Err(BenchError::usage(format!(
-            "{}: {} MiB is more than bench history reads from one file ({} MiB); a compare output is kilobytes — leave the file out",
-            f.display(),
-            meta.len() >> 20,
-            FILE_BYTES_MAX >> 20
-        )));
+    use crate::config::{bounded_file, Unreadable};
+    match bounded_file(f, FILE_BYTES_MAX) {
+        Ok(_) => {}
+        Err(Unreadable::NotRegular) => {
+            skipped.push(f.to_path_buf());
+            return Ok(());
+        }
+        Err(Unreadable::TooLarge(len)) => {
+            return Err(BenchError::usage(format!(
+                "{}: {} MiB is more than bench history reads from one file ({} MiB); a compare output is kilobytes — leave the file out",
+                f.display(),
+                len >> 20,
+                FILE_BYTES_MAX >> 20
+            )))
+        }
+        Err(Unreadable::Io(e)) => {
+            return Err(BenchError::Runtime(format!(
+                "cannot read {}: {e}",
+                f.display()
+            )))
+        }
     }
     let cannot =
         |e: std::io::Error| BenchError::Runtime(format!("cannot read {}: {e}", f.display()));

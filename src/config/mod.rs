@@ -13,6 +13,30 @@ pub mod thresholds;
 pub mod trace;
 pub mod values;
 
+/// Why a file is not read: it is not a regular file (a FIFO, a device such as `/dev/zero`,
+/// which would block or never end), it is larger than its kind of file ever is, or it cannot
+/// be examined.
+#[derive(Debug)]
+pub enum Unreadable {
+    NotRegular,
+    /// Its size in bytes.
+    TooLarge(u64),
+    Io(std::io::Error),
+}
+
+/// The size of `path` when it is a regular file of at most `max_bytes` (symbolic links
+/// followed); callers say in their own words why anything else is refused.
+pub fn bounded_file(path: &std::path::Path, max_bytes: u64) -> Result<u64, Unreadable> {
+    let meta = std::fs::metadata(path).map_err(Unreadable::Io)?;
+    if !meta.is_file() {
+        return Err(Unreadable::NotRegular);
+    }
+    match meta.len() {
+        len if len > max_bytes => Err(Unreadable::TooLarge(len)),
+        len => Ok(len),
+    }
+}
+
 /// A data file a scenario names (dataset, trace): its text and the SHA-256 of its bytes (part
 /// of the scenario hash). Not UTF-8 is an error naming the file.
 pub fn read_hashed(

@@ -278,20 +278,23 @@ pub fn load_tokenizer(file: &Path) -> Result<tokenizers::Tokenizer, BenchError> 
     // Only a regular file of a tokenizer's size: `/dev/zero`, a FIFO or a stray multi-GB file
     // would otherwise be read whole (the largest published tokenizer.json files are tens of MB).
     const TOKENIZER_BYTES_MAX: u64 = 512 << 20;
-    let meta = std::fs::metadata(file)
-        .map_err(|e| BenchError::usage(format!("--tokenizer {}: {e}", file.display())))?;
-    if !meta.is_file() {
-        return Err(BenchError::usage(format!(
-            "--tokenizer {}: not a regular file; give a Hugging Face tokenizer.json",
-            file.display()
-        )));
-    }
-    if meta.len() > TOKENIZER_BYTES_MAX {
-        return Err(BenchError::usage(format!(
-            "--tokenizer {}: {} MiB is larger than any tokenizer.json ({} MiB at most); give a Hugging Face tokenizer.json",
-            file.display(),
-            meta.len() >> 20,
+    use super::Unreadable;
+    let why = match super::bounded_file(file, TOKENIZER_BYTES_MAX) {
+        Ok(_) => None,
+        Err(Unreadable::Io(e)) => Some(e.to_string()),
+        Err(Unreadable::NotRegular) => {
+            Some("not a regular file; give a Hugging Face tokenizer.json".into())
+        }
+        Err(Unreadable::TooLarge(len)) => Some(format!(
+            "{} MiB is larger than any tokenizer.json ({} MiB at most); give a Hugging Face tokenizer.json",
+            len >> 20,
             TOKENIZER_BYTES_MAX >> 20
+        )),
+    };
+    if let Some(why) = why {
+        return Err(BenchError::usage(format!(
+            "--tokenizer {}: {why}",
+            file.display()
         )));
     }
     tokenizers::Tokenizer::from_file(file).map_err(|e| {

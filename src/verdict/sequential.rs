@@ -150,16 +150,17 @@ impl Design {
     /// The design stored beside runs under `dir`, if there is one.
     pub fn stored(dir: &Path) -> Result<Option<Design>, BenchError> {
         let p = dir.join(DESIGN_FILE);
-        if !p.is_file() {
-            return Ok(None);
-        }
         // A design is a few dozen bytes: anything large is not one, and is not read whole.
-        let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-        if len > 64 * 1024 {
-            return Err(BenchError::Runtime(format!(
-                "{}: {len} bytes is not a sequential design (bench writes a few dozen); remove it to judge the runs as a fixed-size compare",
-                p.display()
-            )));
+        match crate::config::bounded_file(&p, 64 * 1024) {
+            Ok(_) => {}
+            Err(crate::config::Unreadable::TooLarge(len)) => {
+                return Err(BenchError::Runtime(format!(
+                    "{}: {len} bytes is not a sequential design (bench writes a few dozen); remove it to judge the runs as a fixed-size compare",
+                    p.display()
+                )))
+            }
+            // No regular file there: no design.
+            Err(_) => return Ok(None),
         }
         let text = std::fs::read_to_string(&p)
             .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", p.display())))?;
