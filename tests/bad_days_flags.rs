@@ -3,15 +3,7 @@
 
 mod common;
 
-fn bench(args: &[&str]) -> (Option<i32>, String) {
-    let o = common::bench().args(args).env("CI", "1").output().unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.code(), t)
-}
+use common::bench_text as bench;
 
 #[test]
 fn a_window_narrower_than_10_ms_is_refused_saying_why() {

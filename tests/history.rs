@@ -4,6 +4,8 @@
 //! exit 1; 30 compares of nothing changed are flagged nowhere, exit 0. Seeded noise (1.5 %
 //! a compare on every metric), so each run of the test sees the same series.
 
+mod common;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
@@ -163,18 +165,11 @@ fn the_record_csv_reads_as_the_same_history() {
     assert_eq!(v[0]["series"].as_array().unwrap().len(), 4);
 }
 
+/// `bench history ARGS…`: (exit code, stdout and stderr).
 fn bench_history(args: &[&str]) -> (Option<i32>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .arg("history")
-        .args(args)
-        .output()
-        .unwrap();
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.code(), t)
+    let mut all = vec!["history"];
+    all.extend_from_slice(args);
+    common::bench_text(&all)
 }
 
 /// A directory holding both the JSON outputs and the record rows of the same compares, and a

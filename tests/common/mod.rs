@@ -25,6 +25,18 @@ pub fn bench() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
 }
 
+/// `bench ARGS…` run to its end (`CI` set, so no progress bar): its exit code, and its stdout
+/// and stderr as one text.
+pub fn bench_text(args: &[&str]) -> (Option<i32>, String) {
+    let o = bench().args(args).env("CI", "1").output().unwrap();
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), t)
+}
+
 /// [`scenario`] with timeouts long enough (120 s to the first token, 240 s in all) that only
 /// a signal ends a stalled request.
 pub fn patient_scenario(dir: &std::path::Path, addr: SocketAddr, load: &str) -> std::path::PathBuf {
