@@ -52,7 +52,11 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         )
     };
     // What a compare against it can decide, from the gate that will judge it.
-    let cfg = crate::config::thresholds::GateConfig::for_scenario(None, &spec.scenario, 0.05)?;
+    let cfg = crate::config::thresholds::GateConfig::for_scenario(
+        None,
+        &spec.scenario,
+        crate::config::thresholds::DEFAULT_ALPHA,
+    )?;
     let session = Session::new(spec)?;
     let stem = session.out_dir(&format!("{}-baseline", session.spec().scenario.name));
     output::check_fresh(&stem)?;
@@ -106,7 +110,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         let design = crate::verdict::sequential::Design::new(
             crate::verdict::sequential::FIRST_LOOK,
             crate::verdict::sequential::DEFAULT_MAX,
-            0.05,
+            crate::config::thresholds::DEFAULT_ALPHA,
         );
         crate::out!("what `bench compare` against it can decide (`bench compare --plan` for other settings):");
         crate::out_text!("{}", crate::verdict::plan::text(&b, &cfg, &design, false));

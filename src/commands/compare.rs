@@ -48,19 +48,12 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         let hash = spec.scenario.traffic_hash();
         comparable(&stored, &hash, &spec.scenario, &spec.vars, args.allow_multi)?;
     }
-    // The flags the judgement depends on go with the command, so that a replay of the runs
-    // kept is the same judgement (a sequential design is checked against them).
-    let mut rejudge =
-        crate::analysis::judge::rejudge_command(&args.scenario, &args.baselines, &args.name);
-    if let Some(g) = &args.gate {
-        rejudge += &format!(" --gate {}", g.display());
-    }
-    if args.alpha != crate::config::thresholds::DEFAULT_ALPHA {
-        rejudge += &format!(" --alpha {}", crate::model::readable::number(args.alpha));
-    }
-    if let Some(m) = args.max_repeat {
-        rejudge += &format!(" --max-repeat {m}");
-    }
+    let rejudge = crate::analysis::judge::rejudge_command(
+        &args.scenario,
+        (&args.baselines, &args.name),
+        args.gate.as_deref(),
+        (args.alpha, args.max_repeat),
+    );
     let judged = if args.interleave {
         let arm = ControlArm {
             scenario_path: &args.scenario,
