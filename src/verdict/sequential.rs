@@ -351,21 +351,18 @@ impl Sequence {
 
     /// The comparison at the last look, with the sequence's looks and why it stopped; `None`
     /// before any look.
-    pub fn finish(self, stop: Stop) -> Option<Comparison> {
+    pub fn finish(mut self, stop: Stop) -> Option<Comparison> {
         let used = self.judged();
         let design = self.design.describe();
         let max_repeat = self.design.max();
-        let mut waiting: Vec<usize> = Vec::new();
-        if let Some(c) = &self.last {
-            for (i, r) in c.rows.iter().enumerate() {
-                if r.verdict == Verdict::NotGated && self.gated_by_cap(r, used, c) {
-                    waiting.push(i);
-                }
-            }
-        }
-        let mut c = self.last?;
+        let mut c = self.last.take()?;
         // Stopped before the runs that would have judged it (a budget, a settled regression):
         // the row is undecided, and said so, never silently not gated.
+        let waiting: Vec<usize> = (0..c.rows.len())
+            .filter(|&i| {
+                c.rows[i].verdict == Verdict::NotGated && self.gated_by_cap(&c.rows[i], used, &c)
+            })
+            .collect();
         let unit = if c.interleaved {
             "blocks"
         } else {
