@@ -174,8 +174,8 @@ pub struct RunOpts {
     pub grace: f64,
     /// Keep every request's record in run.json while a run has at most N of them (`all`: no
     /// limit). A longer run writes its records only to requests.csv, as they finish, and holds
-    /// histograms and counts in memory, and of each request only what its time windows need
-    /// (56 bytes), so its memory grows slowly with its length.
+    /// histograms, counts and its time windows' aggregates in memory, so its memory does not
+    /// grow with its length.
     #[arg(long, value_name = "N|all", default_value = "10000")]
     pub keep_records: String,
     /// Width of the run's time windows in seconds (run.json's `windows`, windows.csv, the

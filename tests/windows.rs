@@ -45,6 +45,17 @@ fn a_run_has_windows_a_steady_state_and_windows_csv() {
         rows.len() + 2,
         "header, windows, steady"
     );
+    // The run gathered its windows as requests finished, in aggregates; rebuilt from the
+    // records it kept, they are the same, steady state included.
+    let stored: bench::model::result::RunResult =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let rebuilt = bench::metrics::windows::of_run(
+        &stored.requests,
+        stored.server_metrics.as_ref(),
+        stored.started_at,
+        stored.windows.as_ref().unwrap().width_s,
+    );
+    assert_eq!(rebuilt, stored.windows);
 }
 
 #[test]

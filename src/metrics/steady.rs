@@ -29,6 +29,12 @@ pub fn mser5(series: &[f64]) -> Option<usize> {
         .chunks_exact(BATCH)
         .map(|b| b.iter().sum::<f64>() / BATCH as f64)
         .collect();
+    mser_cut(&means).map(|d| d * BATCH)
+}
+
+/// The MSER cut over batch means: how many leading batches are warm-up; `None` with fewer
+/// than [`MIN_BATCHES`].
+pub fn mser_cut(means: &[f64]) -> Option<usize> {
     let m = means.len();
     if m < MIN_BATCHES {
         return None;
@@ -44,10 +50,11 @@ pub fn mser5(series: &[f64]) -> Option<usize> {
         let mean = sum[d] / n;
         (sq[d] - n * mean * mean).max(0.0) / (n * n)
     };
-    let best = (0..=m / 2)
-        .min_by(|a, b| stat(*a).total_cmp(&stat(*b)))
-        .unwrap_or(0);
-    Some(best * BATCH)
+    Some(
+        (0..=m / 2)
+            .min_by(|a, b| stat(*a).total_cmp(&stat(*b)))
+            .unwrap_or(0),
+    )
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub const MAX_WINDOWS: u64 = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Windows {
-    /// Width of each window, s; they start at the earliest intended send of a measured request.
+    /// Width of each window, s; windows lie at whole multiples of it on the run's clock.
     pub width_s: f64,
     /// The width `--window` asked for, when the run was too long for that many windows and
     /// they were widened to `width_s` (at most [`MAX_WINDOWS`] a run).
@@ -35,7 +35,7 @@ pub struct Windows {
 /// (throughput); in-flight is time-weighted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Window {
-    /// Offsets from the first intended send, s.
+    /// Offsets from the run's start, s.
     pub start_s: f64,
     pub end_s: f64,
     /// Measured requests meant to be sent in the window.
@@ -73,8 +73,8 @@ pub struct Window {
 pub struct SteadyState {
     /// How it was found.
     pub method: String,
-    /// Offsets from the first intended send, s: the first request after the warm-up MSER-5
-    /// cut, and the last intended send (after it the run only drains).
+    /// Offsets from the run's start, s: the start of the slice where the warm-up MSER-5 found
+    /// ends, and the last intended send (after it the run only drains).
     pub start_s: f64,
     pub end_s: f64,
     /// Measured requests sent before it (warm-up) and inside it.

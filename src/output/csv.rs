@@ -232,7 +232,7 @@ pub fn summary(s: &Summary) -> Result<Vec<u8>, BenchError> {
     finish(w)
 }
 
-/// `windows.csv`: one row per time window (times in s from the first intended send, latencies
+/// `windows.csv`: one row per time window (times in s from the run's start, latencies
 /// in ms, KV usage 0–1; a blank cell has no value), then the steady state's bounds as a
 /// `steady` row (its rates in the throughput columns).
 pub fn windows(w: &crate::model::windows::Windows) -> Result<Vec<u8>, BenchError> {

@@ -13,7 +13,7 @@ pub fn render_into(o: &mut String, w: &Windows) {
         (Some(s), _) => {
             let _ = writeln!(
                 o,
-                "  steady state: {:.1} s → {:.1} s after the first send ({} requests; {} warm-up before it, cut by MSER-5 on E2E; the drain after the last send left out): offered {:.2} req/s, served {:.2} req/s, {:.1} output tok/s",
+                "  steady state: {:.1} s → {:.1} s after the run's start ({} requests; {} warm-up before it, cut by MSER-5 on E2E; the drain after the last send left out): offered {:.2} req/s, served {:.2} req/s, {:.1} output tok/s",
                 s.start_s, s.end_s, s.requests, s.warmup_requests, s.offered_rps, s.achieved_rps, s.output_tps
             );
         }

@@ -22,7 +22,7 @@ use crate::engine::runner::{self, Stop};
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
 use crate::metrics::summary::{Accumulator, RunCounts};
-use crate::metrics::windows::Point;
+use crate::metrics::windows::Timeline;
 use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::model::scenario::Scenario;
 use crate::model::server::ServerMetrics;
@@ -154,9 +154,9 @@ impl Session {
         };
         let mut progress = Progress::new(show, plan.planned());
         let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
-        // Every measured request's point, past --keep-records too: the windows need them all.
-        // Reserved up front (up to 2^20) so that growing the vector does not hold two copies.
-        let mut points = Vec::with_capacity(plan.planned().unwrap_or(0).min(1 << 20) as usize);
+        // The windows and the steady state gather every measured request, past --keep-records
+        // too, in aggregates per window.
+        let mut timeline = Timeline::new(spec.window_s);
         let data = runner::run(
             sender.clone(),
             &plan,
@@ -166,7 +166,7 @@ impl Session {
             |r| {
                 progress.record(r);
                 acc.add(r);
-                points.extend(Point::of(r));
+                timeline.add(r);
                 if let Some(w) = &mut csv {
                     w.write(r);
                 }
@@ -184,12 +184,8 @@ impl Session {
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
         summary.counts.connections = Some(sender.connections_opened());
         summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
-        let windows = crate::metrics::windows::of_points(
-            &points,
-            server_metrics.as_ref(),
-            started_at,
-            spec.window_s,
-        );
+        let windows =
+            crate::metrics::windows::finish_at(timeline, server_metrics.as_ref(), started_at);
         Ok(RunResult {
             schema_version: SCHEMA_VERSION,
             tool: ToolInfo::current(),

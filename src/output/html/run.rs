@@ -190,10 +190,7 @@ fn over_time(w: &Windows, slo: &Slo) -> String {
             },
         ]
     };
-    let x_label = format!(
-        "time from the first intended send (s; {} s windows)",
-        w.width_s
-    );
+    let x_label = format!("time from the run's start (s; {} s windows)", w.width_s);
     let mut o = String::from("<div class=\"charts\">");
     for p in panels(w, slo) {
         if p.series.iter().all(|s| s.points.is_empty()) {
