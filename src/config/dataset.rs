@@ -220,6 +220,18 @@ mod tests {
     }
 
     #[test]
+    fn a_device_or_directory_named_as_a_dataset_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in [std::path::Path::new("/dev/zero"), dir.path()] {
+            let e = super::load(p, DatasetFormat::Jsonl)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&p.display().to_string()), "{e}");
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+    }
+
+    #[test]
     fn sharegpt_first_human_turn_is_the_prompt_and_its_reply_the_length() {
         let text = r#"[
   {"id": "a", "conversations": [

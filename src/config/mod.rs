@@ -44,16 +44,29 @@ pub fn read_hashed(
 ) -> Result<(String, String), crate::error::ScenarioError> {
     use sha2::{Digest, Sha256};
     let max = values::limits::DATA_FILE_BYTES_MAX;
-    if let Ok(m) = std::fs::metadata(path) {
-        if m.len() > max {
-            return Err(crate::error::ScenarioError::Other {
+    let refused = |message: String| crate::error::ScenarioError::Other {
+        path: path.to_path_buf(),
+        message,
+    };
+    match bounded_file(path, max) {
+        Ok(_) => {}
+        Err(Unreadable::NotRegular) => {
+            return Err(refused(
+                "not a regular file (a directory, FIFO or device is never read as a dataset or trace); name the file itself".into(),
+            ))
+        }
+        Err(Unreadable::TooLarge(len)) => {
+            return Err(refused(format!(
+                "{:.1} GB, over the {} GB a dataset or trace file may be (it is read whole); use a sample of it",
+                len as f64 / 1e9,
+                max >> 30
+            )))
+        }
+        Err(Unreadable::Io(source)) => {
+            return Err(crate::error::ScenarioError::Read {
                 path: path.to_path_buf(),
-                message: format!(
-                    "{:.1} GB, over the {} GB a dataset or trace file may be (it is read whole); use a sample of it",
-                    m.len() as f64 / 1e9,
-                    max >> 30
-                ),
-            });
+                source,
+            })
         }
     }
     let bytes = std::fs::read(path).map_err(|source| crate::error::ScenarioError::Read {
