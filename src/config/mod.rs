@@ -7,6 +7,7 @@
 pub mod dataset;
 pub mod kv;
 pub mod overrides;
+pub mod quality;
 pub mod run;
 pub mod scenario;
 pub mod thresholds;

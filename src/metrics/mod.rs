@@ -7,6 +7,7 @@
 pub mod consistency;
 pub mod crosscheck;
 pub mod grid;
+pub mod quality;
 pub mod quantile;
 pub mod server;
 pub mod slices;

@@ -13,6 +13,7 @@ pub mod escape;
 pub mod hist;
 pub mod history;
 pub mod metric;
+pub mod quality;
 pub mod readable;
 pub mod record;
 pub mod request_id;
