@@ -108,6 +108,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         shard: None,
         windows: None,
         environment: None,
+        quality: None,
     }
 }
 

@@ -4,6 +4,10 @@
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// Runs of an arm that make a quality pass: the first answers it, the second measures how
+/// often the engine's answers flip with nothing changed.
+pub const PASSES: u32 = 2;
+
 /// How an answer is turned into the thing compared with the expected one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "scorer")]

@@ -93,6 +93,10 @@ pub struct RunResult {
     /// The machine, how busy it was, and the engine's version (absent in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<RunEnvironment>,
+    /// The quality pass's answers, in a run that made one (`[quality]`, the first
+    /// [`crate::model::quality::PASSES`] runs of an arm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<crate::model::quality::QualityRun>,
 }
 
 /// Records a run keeps in `run.json` (and a baseline per repetition) by default: enough for

@@ -159,6 +159,13 @@ pub struct Scenario {
     /// `[gate]` thresholds (`ttft.p95 = "10%"`); not part of the hash.
     #[serde(default)]
     pub gate: Vec<(String, String)>,
+    /// `[quality]` as written; not part of the hash (the latency traffic is the same with or
+    /// without it; the set's own hash is stored with the answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<QualitySpec>,
+    /// The quality set it names, loaded.
+    #[serde(skip)]
+    pub quality_set: Option<Arc<crate::model::quality::QualitySet>>,
     /// The file it came from (not part of the hash).
     #[serde(skip)]
     pub source: PathBuf,
@@ -402,6 +409,18 @@ impl Default for ServerMetricsCfg {
             enabled: true,
         }
     }
+}
+
+/// `[quality]`: the set answered after each run's load, and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QualitySpec {
+    /// `builtin`, or a file (relative to the scenario).
+    pub set: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    pub max_tokens: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<u32>,
 }
 
 /// Service-level objectives that define goodput; an unset one is not checked.

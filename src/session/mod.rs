@@ -12,6 +12,7 @@
 pub mod environment;
 pub mod progress;
 pub mod prompts;
+pub mod quality;
 pub mod repeat;
 pub mod signals;
 
@@ -43,6 +44,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Session {
     spec: RunSpec,
     plan: Plan,
+    /// Runs made so far: the first [`quality::PASSES`] make a quality pass.
+    runs: std::sync::atomic::AtomicU32,
 }
 
 /// Where the run's requests go: the endpoint, and the simulator serving it when embedded
@@ -56,7 +59,11 @@ impl Session {
     /// Builds the plan; a schedule that cannot be made is an error now, before any I/O.
     pub fn new(spec: RunSpec) -> Result<Session, BenchError> {
         let plan = Plan::new(&spec.scenario, spec.shard)?;
-        Ok(Session { spec, plan })
+        Ok(Session {
+            spec,
+            plan,
+            runs: Default::default(),
+        })
     }
 
     pub fn spec(&self) -> &RunSpec {
@@ -130,6 +137,7 @@ impl Session {
         let version = server_version(&conn.target).await;
         let (env, cpu) = environment::before(version.map(|v| conn.target.scrub(&v)));
         let stop: Stop = stop.into();
+        let stop_requests = stop.requests.clone();
         self.wait_for_start(&stop).await;
         let started_at = Utc::now();
         let run_id = format!("{}-{}", s.name, started_at.format("%Y%m%dT%H%M%S%.3fZ"));
@@ -141,8 +149,9 @@ impl Session {
         let mut request = s.request.clone();
         request.extra.extend(spec.params.clone());
         let chunk_tokenizer = spec.tokenizer.as_ref().map(|(_, t)| t.clone());
+        let quality_target = conn.target.clone();
         let sender = Arc::new(
-            HttpSender::new(conn.target, request, run_id.clone())?
+            HttpSender::new(conn.target, request.clone(), run_id.clone())?
                 .counting_chunks_with(chunk_tokenizer),
         );
         let show = match spec.quiet {
@@ -181,6 +190,22 @@ impl Session {
         let env = environment::after(env, cpu);
         let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
+        let nth = self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let quality = match &s.quality_set {
+            Some(set) if nth < quality::PASSES && data.complete() => {
+                if !spec.quiet {
+                    crate::say!(
+                        "quality pass: {} items of {}, one at a time",
+                        set.items.len(),
+                        set.name
+                    );
+                }
+                let q =
+                    quality::pass(set, quality_target, &request, &run_id, &stop_requests).await?;
+                Some(q)
+            }
+            _ => None,
+        };
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
         summary.counts.connections = Some(sender.connections_opened());
         summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
@@ -215,6 +240,7 @@ impl Session {
             shard: spec.shard,
             windows,
             environment: Some(env),
+            quality,
         })
     }
 

@@ -18,13 +18,15 @@
 //!
 //! What it leaves out: real kernels and their shapes, attention variants (FlashAttention is a
 //! constant `mfu`), CUDA graphs, sampling cost, detokenization, network and PCIe transfers,
-//! PD disaggregation, pipeline/expert parallelism, memory fragmentation, and any accuracy
-//! effect of quantization. Its tokenizer is one token per word ([`tokenize`]).
+//! PD disaggregation, pipeline/expert parallelism and memory fragmentation. What it answers
+//! at temperature 0 is a seeded model of answer quality under quantization ([`answer`]). Its
+//! tokenizer is one token per word ([`tokenize`]).
 //!
 //! The HTTP surface ([`server`]) speaks the OpenAI API with vLLM's metric names, so the same
 //! client and scraper work against it and a real vLLM; [`virtual_time`] runs the same engine
 //! without a clock for tests.
 
+pub mod answer;
 pub mod engine;
 pub mod http;
 pub mod kv;

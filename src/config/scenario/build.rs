@@ -80,9 +80,18 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
             positive_secs(ctx, &sm.interval_s, "server_metrics.interval_s", 2.0)?;
         server_metrics.enabled = sm.enabled.unwrap_or(true);
     }
+    let (quality, quality_set) = match raw.quality {
+        Some(q) => {
+            let (spec, set) = quality(ctx, q, base_dir)?;
+            (Some(spec), Some(std::sync::Arc::new(set)))
+        }
+        None => (None, None),
+    };
     Ok(Scenario {
         sim,
         gate,
+        quality,
+        quality_set,
         server_metrics,
         name: raw.name.into_inner(),
         description: raw.description,
@@ -100,6 +109,61 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         dataset,
         trace,
     })
+}
+
+/// `[quality]`: the set loaded (a file relative to the scenario, or `builtin`).
+fn quality(
+    ctx: &Ctx,
+    q: super::raw::RawQuality,
+    base_dir: &Path,
+) -> Result<(QualitySpec, crate::model::quality::QualitySet), ScenarioError> {
+    use crate::config::quality::{builtin, load, Format};
+    let format = match &q.format {
+        Some(f) => Some(Format::parse(f.get_ref()).ok_or_else(|| {
+            ctx.at(
+                f.span(),
+                "quality.format",
+                "is jsonl, mmlu or gsm8k (or leave it out: it is told from the file)",
+            )
+        })?),
+        None => None,
+    };
+    let int = |v: &Spanned<u32>, field: &str, hi: u64| {
+        in_range_u64(u64::from(*v.get_ref()), 1, hi)
+            .map(|_| *v.get_ref())
+            .map_err(|m| ctx.at(v.span(), field, m))
+    };
+    let max_tokens = match &q.max_tokens {
+        Some(m) => Some(int(m, "quality.max_tokens", 100_000)?),
+        None => None,
+    };
+    let items = match &q.items {
+        Some(n) => {
+            Some(int(n, "quality.items", crate::config::quality::MAX_ITEMS as u64)? as usize)
+        }
+        None => None,
+    };
+    let set = match q.set.get_ref().as_str() {
+        "builtin" => {
+            if let Some(f) = &q.format {
+                return Err(ctx.at(
+                    f.span(),
+                    "quality.format",
+                    "the builtin set has its own format; leave it out",
+                ));
+            }
+            builtin(max_tokens, items)
+        }
+        "" => return Err(ctx.at(q.set.span(), "quality.set", "name a file or `builtin`")),
+        file => load(&base_dir.join(file), format, max_tokens, items)?,
+    };
+    let spec = QualitySpec {
+        set: q.set.into_inner(),
+        format: q.format.map(Spanned::into_inner),
+        max_tokens: set.max_tokens,
+        items: items.map(|n| n as u32),
+    };
+    Ok((spec, set))
 }
 
 /// A scenario's name becomes a directory under `results/` and `baselines/`, so it must be one

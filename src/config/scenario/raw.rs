@@ -28,8 +28,19 @@ pub struct RawScenario {
     /// Simulator settings used when no endpoint is given (validated by `sim::SimOptions`).
     pub sim: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
     pub server_metrics: Option<RawServerMetrics>,
+    /// The quality pass (`config::quality`).
+    pub quality: Option<RawQuality>,
     /// Regression-gate thresholds (validated by `gate::parse_threshold`).
     pub gate: Option<std::collections::BTreeMap<String, Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuality {
+    pub set: Spanned<String>,
+    pub format: Option<Spanned<String>>,
+    pub max_tokens: Option<Spanned<u32>>,
+    pub items: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

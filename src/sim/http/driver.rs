@@ -32,6 +32,8 @@ pub(super) enum Cmd {
         req: NewRequest,
         max_tokens: u32,
         ignore_eos: bool,
+        /// A greedy answer's length, which ends the reply (within `max_tokens`).
+        answer_len: Option<u32>,
         tx: mpsc::UnboundedSender<Ev>,
     },
 }
@@ -69,9 +71,13 @@ pub(super) async fn drive(
             mut req,
             max_tokens,
             ignore_eos,
+            answer_len,
             tx,
         } => {
-            req.output_tokens = engine.output_length(max_tokens, ignore_eos);
+            req.output_tokens = match (answer_len, ignore_eos) {
+                (Some(n), false) => n.clamp(1, max_tokens.max(1)),
+                _ => engine.output_length(max_tokens, ignore_eos),
+            };
             req.arrival = epoch.elapsed().as_secs_f64();
             let id = req.id;
             if engine.add(req).is_ok() {

@@ -51,6 +51,7 @@ impl InProcess {
             req,
             max_tokens,
             ignore_eos,
+            answer_len: None,
             tx,
         };
         if self.cmd.send(add).is_err() {

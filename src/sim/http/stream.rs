@@ -10,6 +10,7 @@ use crate::model::text::{stream_rng, vocab_word};
 use crate::model::wire::{
     self, Completion, CompletionChoice, Message, Request, StreamHeader, Usage,
 };
+use crate::sim::answer::{self, Greedy};
 use crate::sim::engine::NewRequest;
 use crate::sim::profile::SimOptions;
 use crate::sim::tokenize;
@@ -49,6 +50,9 @@ struct Parsed {
     /// Usage on every chunk (`stream_options.continuous_usage_stats`).
     continuous_usage: bool,
     model: String,
+    /// The prompt's text (the last message's, for chat) and the temperature asked for.
+    text: String,
+    temperature: Option<f64>,
 }
 
 fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String> {
@@ -71,6 +75,17 @@ fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String>
             None => return Err("`prompt` is required".into()),
         }
     };
+    let text = match (chat, &r.messages, &r.prompt) {
+        (true, Some(m), _) => m
+            .as_array()
+            .and_then(|a| a.last())
+            .and_then(|l| l.get("content"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        (false, _, Some(Value::String(p))) => p.clone(),
+        _ => String::new(),
+    };
     // OpenAI's defaults when the limit is absent.
     let max_tokens = r.output_limit()?.unwrap_or(if chat { 256 } else { 16 });
     Ok(Parsed {
@@ -81,6 +96,8 @@ fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String>
         include_usage: r.include_usage(),
         continuous_usage: r.continuous_usage(),
         model: r.model.clone().unwrap_or_else(|| default_model.to_string()),
+        text,
+        temperature: r.temperature,
     })
 }
 
@@ -141,6 +158,15 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         return error(status, &format!("injected fault: {}", status.as_u16()));
     }
     let prompt_tokens = p.tokens.len() as u64;
+    let greedy = (p.temperature == Some(0.0)).then(|| answer::greedy(&p.text, &s.opts));
+    let (words, answer_len) = match &greedy {
+        Some(Greedy::Answer(w)) => (Some(Arc::new(w.clone())), Some(w.len() as u32)),
+        _ => (None, None),
+    };
+    let offset = match greedy {
+        Some(Greedy::From(at)) => at,
+        _ => n,
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     let req = NewRequest {
         id: n,
@@ -152,6 +178,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         req,
         max_tokens: p.max_tokens,
         ignore_eos: p.ignore_eos,
+        answer_len,
         tx,
     };
     if s.cmd.send(cmd).is_err() {
@@ -159,7 +186,8 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
     }
     let created = chrono::Utc::now().timestamp();
     let reply = Reply {
-        n,
+        offset,
+        words,
         chat,
         created,
         prompt_tokens,
@@ -210,7 +238,10 @@ fn fits(s: &AppState, p: Parsed) -> Result<Parsed, String> {
 
 /// What an admitted request's answer is built from.
 struct Reply {
-    n: u64,
+    /// Where in the vocabulary the reply's words start (the request's number, or the
+    /// prompt's place for a greedy one), unless it is a greedy answer's own `words`.
+    offset: u64,
+    words: Option<Arc<Vec<String>>>,
     chat: bool,
     created: i64,
     prompt_tokens: u64,
@@ -255,7 +286,10 @@ impl Reply {
 
     fn text(&self, from: usize, to: usize) -> String {
         (from..to)
-            .map(|i| format!(" {}", vocab_word(self.n as usize + i)))
+            .map(|i| match self.words.as_deref().and_then(|w| w.get(i)) {
+                Some(w) => format!("{}{w}", if i == 0 { "" } else { " " }),
+                None => format!(" {}", vocab_word((self.offset as usize).wrapping_add(i))),
+            })
             .collect()
     }
 
