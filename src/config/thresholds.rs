@@ -133,6 +133,21 @@ pub fn parse_threshold(key: &str, value: &str) -> Result<Threshold, String> {
             }
             pp / 100.0
         }
+        Metric::Accuracy | Metric::Agreement => {
+            let t = value.trim().trim_start_matches(['-', '−']);
+            let pp: f64 = t
+                .strip_suffix("pp")
+                .and_then(|x| x.trim().parse().ok())
+                .ok_or_else(|| {
+                    format!("`{key}` = \"{value}\": write the drop it may take in percentage points, like \"-1pp\"")
+                })?;
+            if !(pp > 0.0 && pp < 100.0) {
+                return Err(format!(
+                    "`{key}` = \"{value}\": must be between 0 and 100 pp"
+                ));
+            }
+            pp / 100.0
+        }
     };
     Ok(Threshold {
         metric,

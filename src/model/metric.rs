@@ -222,10 +222,14 @@ pub enum Metric {
     Goodput,
     /// Errors / measured requests sent.
     ErrorRate,
+    /// Labelled quality items answered right, % (the quality pass).
+    Accuracy,
+    /// Quality items whose answer is the baseline's, % (the quality pass).
+    Agreement,
 }
 
 /// The names a user can write, for error messages.
-pub const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput or error_rate";
+pub const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy or agreement";
 
 impl Metric {
     /// The latency, quantile and turns of a latency metric.
@@ -240,8 +244,17 @@ impl Metric {
     pub fn lower_is_better(self) -> bool {
         !matches!(
             self,
-            Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput
+            Metric::OutputThroughput
+                | Metric::RequestThroughput
+                | Metric::Goodput
+                | Metric::Accuracy
+                | Metric::Agreement
         )
+    }
+
+    /// Judged from the quality pass's answers, item by item, not from the runs' timings.
+    pub fn is_quality(self) -> bool {
+        matches!(self, Metric::Accuracy | Metric::Agreement)
     }
 
     /// The unit its values are reported in.
@@ -250,13 +263,17 @@ impl Metric {
             Metric::Latency(..) | Metric::TurnLatency(..) => "ms",
             Metric::OutputThroughput => "tok/s",
             Metric::RequestThroughput | Metric::Goodput => "req/s",
-            Metric::ErrorRate => "%",
+            Metric::ErrorRate | Metric::Accuracy | Metric::Agreement => "%",
         }
     }
 
-    /// A change in it is read in percentage points (error rate) rather than percent.
+    /// A change in it is read in percentage points (error rate, accuracy, agreement) rather
+    /// than percent.
     pub fn in_points(self) -> bool {
-        self == Metric::ErrorRate
+        matches!(
+            self,
+            Metric::ErrorRate | Metric::Accuracy | Metric::Agreement
+        )
     }
 }
 
@@ -270,6 +287,8 @@ impl FromStr for Metric {
             "request_throughput" => Metric::RequestThroughput,
             "goodput" => Metric::Goodput,
             "error_rate" => Metric::ErrorRate,
+            "accuracy" => Metric::Accuracy,
+            "agreement" => Metric::Agreement,
             _ => {
                 let (key, turns) = match key.split_once('@') {
                     Some((k, t)) => (
@@ -308,6 +327,8 @@ impl Metric {
             Metric::RequestThroughput => "request_throughput".into(),
             Metric::Goodput => "goodput".into(),
             Metric::ErrorRate => "error_rate".into(),
+            Metric::Accuracy => "accuracy".into(),
+            Metric::Agreement => "agreement".into(),
         }
     }
 }

@@ -9,6 +9,7 @@
 //!   [`environment`] — saying when the arms ran under different conditions.
 //! * [`figure`] — one run's own value of a metric, the gate's unit.
 //! * [`plan`] — what a baseline's runs say a compare can decide, before any request.
+//! * [`quality`] — the quality pass's answers, paired by item (`accuracy`, `agreement`).
 //! * [`sequential`] — adding runs until every gated row is settled, with α spent over the looks.
 //! * [`stack`] — how several changes combine (factorial interactions).
 //!
@@ -22,6 +23,7 @@ pub mod figure;
 pub mod gate;
 pub mod mode;
 pub mod plan;
+pub mod quality;
 pub mod sequential;
 pub mod stack;
 pub mod stats;

@@ -11,6 +11,7 @@ use crate::metrics::summary::sample_in;
 use crate::model::metric::{Latency, Metric, Quantile, Turns};
 use crate::model::result::RunResult;
 use crate::verdict::mode::quantile_in_jump;
+use crate::verdict::quality::PairedCounts;
 use crate::verdict::stats::bootstrap::se_two;
 use crate::verdict::stats::exact::{clopper_pearson, fisher_greater};
 use crate::verdict::stats::runs::{arm_var, paired_var, Runs};
@@ -42,6 +43,8 @@ pub struct Estimate {
     pub unjudgeable: Option<String>,
     /// Error counts, judged exactly rather than by `se`.
     pub counts: Option<ErrorCounts>,
+    /// A quality row's paired items, judged exactly ([`crate::verdict::quality`]).
+    pub paired: Option<PairedCounts>,
     /// The parts of the noise, for saying what would resolve an inconclusive verdict.
     pub noise: Option<Noise>,
 }
@@ -106,6 +109,7 @@ impl Estimate {
             min_requests: None,
             unjudgeable: None,
             counts: None,
+            paired: None,
             noise: None,
         }
     }
@@ -142,6 +146,35 @@ pub fn estimate(arms: Arms, metric: Metric, cfg: &GateConfig) -> Estimated {
             rate(arms, metric)
         }
         Metric::ErrorRate => error_rate(arms.base, arms.cand),
+        Metric::Accuracy | Metric::Agreement => quality(arms, metric),
+    }
+}
+
+/// A quality row: each arm's share of ones among the paired items, the drop in points.
+fn quality(arms: Arms, metric: Metric) -> Estimated {
+    let runs = (arms.base.len(), arms.cand.len());
+    match crate::verdict::quality::paired(metric, arms.base, arms.cand) {
+        None => Estimated::Absent,
+        Some(Err(why)) => Estimated::Measured(Box::new(Estimate {
+            unjudgeable: Some(why),
+            runs,
+            ..Estimate::nothing(0, 0)
+        })),
+        Some(Ok(c)) => {
+            let share = |x: u64| x as f64 / c.n as f64 * 100.0;
+            let (b, k) = (share(c.base_ones), share(c.cand_ones));
+            Estimated::Measured(Box::new(Estimate {
+                baseline: b,
+                candidate: k,
+                delta: k - b,
+                effect: c.effect(),
+                n_baseline: c.n as usize,
+                n_candidate: c.n as usize,
+                runs,
+                paired: Some(c),
+                ..Estimate::nothing(0, 0)
+            }))
+        }
     }
 }
 
@@ -275,6 +308,7 @@ fn latency(
             "one run a side shows no run-to-run variation, which within-run noise cannot stand in for; repeat both arms (bench baseline --repeat 3, bench compare --repeat 3)".to_string()
         }),
         counts: None,
+        paired: None,
         noise: Some(Noise {
             between: spread.map_or(0.0, |(v, _)| (v / runs_factor - within).max(0.0)),
             within,
@@ -386,6 +420,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
         min_requests: None,
         unjudgeable: None,
         counts: None,
+        paired: None,
         noise: (df.is_some()).then(|| Noise {
             between: two.map_or(0.0, |(v, _)| v / (1.0 / r + 1.0 / k)),
             within: 0.0,
@@ -431,6 +466,7 @@ fn error_rate(base: &[RunResult], cand: &[RunResult]) -> Estimated {
             baseline: (xb, nb),
             candidate: (xc, nc),
         }),
+        paired: None,
         noise: None,
     }))
 }

@@ -209,6 +209,9 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         candidate_values: Vec::new(),
     };
     let verdict = match (&m.counts, &m.unjudgeable) {
+        _ if m.paired.is_some() => m.paired.map_or(Verdict::Inconclusive, |p| {
+            super::quality::decide(&mut row, &p, levels.fail, levels.bound)
+        }),
         (Some(counts), _) => exact(&mut row, counts, levels),
         (None, Some(_)) => Verdict::Inconclusive,
         (None, None) => by_noise(&mut row, levels),
@@ -223,6 +226,9 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         None => {
             row.verdict = verdict;
             row.reason = match (&m.counts, &m.unjudgeable) {
+                _ if m.paired.is_some() => m.paired.map_or_else(String::new, |p| {
+                    super::quality::reason(&row, &p, levels.fail, levels.bound)
+                }),
                 (Some(c), _) => exact_reason(&row, c, levels),
                 (None, Some(why)) => {
                     format!("inconclusive {} {:+.1}% ({why})", row.metric, row.delta_pct)
