@@ -38,8 +38,11 @@ pub(crate) fn evidence(r: &Row) -> String {
     if r.verdict != Verdict::NoChange || !r.bound.is_finite() {
         return interval(r);
     }
-    if r.metric.in_points() {
+    if r.metric.in_points() && r.lower_is_better {
         return format!("≤ {:+.2} pp", r.bound * 100.0);
+    }
+    if r.metric.in_points() {
+        return format!("≥ {:+.2} pp", -r.bound * 100.0);
     }
     if r.lower_is_better {
         format!("≤ {:+.1}%", (r.bound.exp() - 1.0) * 100.0)

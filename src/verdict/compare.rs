@@ -241,6 +241,7 @@ pub fn compare_at(
         let Some(note) = note else { continue };
         for r in rows.iter_mut().filter(|r| {
             r.metric != crate::model::metric::Metric::ErrorRate
+                && !r.metric.is_quality()
                 && matches!(
                     r.verdict,
                     Verdict::Regressed | Verdict::Improved | Verdict::Inconclusive

@@ -65,6 +65,7 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
         .filter(|t| {
             t.floor.is_some()
                 && (t.metric == Metric::ErrorRate
+                    || t.metric.is_quality() && runs[0].quality.is_some()
                     || !matches!(t.metric, Metric::TurnLatency(..))
                         && figure::of_run(&runs[0], t.metric).is_some())
         })
@@ -77,6 +78,9 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
             let floor = t.floor.unwrap_or(0.0);
             if t.metric == Metric::ErrorRate {
                 return error_rate(runs, &t.text, floor, design);
+            }
+            if t.metric.is_quality() {
+                return quality(runs, t.metric, &t.text, floor, design);
             }
             if let Some(why) = ungated(runs, t.metric, design.max(), interleave) {
                 return RowPlan {
@@ -255,6 +259,30 @@ fn error_rate(runs: &[RunResult], text: &str, floor: f64, design: &Design) -> Ro
             "with no errors, bounding the increase inside {text} needs ≈ {} requests an arm, {} runs of {per_run}: more requests a run, a wider threshold, or `\"error_rate\" = \"off\"` in the gate and goodput under an SLO",
             crate::model::readable::count(need),
             crate::model::readable::count(k as u64)
+        )),
+    }
+}
+
+/// A quality row is decided at the first look, from the items the set holds, at the whole α
+/// (`gate::evaluate_at`): with no item changing, the exact bound on a drop is
+/// 1 − (α/2)^(1/n), so it settles when that is inside the threshold. More runs add nothing
+/// (an arm's answers come from its first pass).
+fn quality(runs: &[RunResult], metric: Metric, text: &str, floor: f64, design: &Design) -> RowPlan {
+    let q = runs[0].quality.as_ref();
+    let n = match metric {
+        Metric::Accuracy => q.map_or(0, |q| q.accuracy().1),
+        _ => q.map_or(0, |q| q.answers.len() as u64),
+    };
+    let need = requests_to_bound(floor, 1.0 - design.alpha);
+    RowPlan {
+        metric,
+        threshold: text.to_string(),
+        spread: None,
+        runs: (n >= need).then_some(design.looks[0]),
+        detectable_pct: None,
+        advice: (n < need).then(|| format!(
+            "the quality set has {n} items; bounding a drop inside {text} needs ≥ {} with none changing: a larger set, or a wider threshold",
+            crate::model::readable::count(need)
         )),
     }
 }

@@ -314,6 +314,10 @@ impl Sequence {
         let before_last = self.design.looks.iter().rev().nth(1).copied().unwrap_or(0);
         let share = self.design.spend(before_last, cap).fail;
         let grow = cap as f64 / n as f64;
+        // A quality row is decided by the arms' first passes: more runs add nothing to it.
+        if r.metric.is_quality() {
+            return false;
+        }
         if r.metric == Metric::ErrorRate {
             if r.baseline > 0.0 || r.candidate > 0.0 {
                 return true;

@@ -142,9 +142,19 @@ pub fn evaluate_at(
         fail: 1.0 - spend.fail / gated.max(1) as f64,
         bound: 1.0 - spend.bound,
     };
+    // A quality row's data is fixed by the arms' first passes: judging the same items again
+    // at every look is one event, not one a look, so it is judged at the whole α (its
+    // Bonferroni share α/m on the FAIL side) without spending the latency rows' looks.
+    let whole = Levels {
+        fail: 1.0 - cfg.alpha / gated.max(1) as f64,
+        bound: 1.0 - cfg.alpha,
+    };
     estimates
         .into_iter()
-        .map(|(t, e)| row(t, e, levels, interleaved))
+        .map(|(t, e)| {
+            let at = if t.metric.is_quality() { whole } else { levels };
+            row(t, e, at, interleaved)
+        })
         .collect()
 }
 
