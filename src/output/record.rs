@@ -95,6 +95,12 @@ fn delta(r: &Row) -> String {
 
 /// "prefix_cache: off → on: ttft.p95 2.10 s → 1.20 s (−42.9 %)", as an optimization record reads.
 fn sentence(change: &str, r: &Row) -> String {
+    format!("{change}: {}", figures(r))
+}
+
+/// "ttft.p95 2.10 s → 1.20 s (−42.9 %)"; agreement, a relation between the arms, as the
+/// candidate's share alone ("agreement 93.00 %").
+fn figures(r: &Row) -> String {
     let v = |x: f64| match r.unit.as_str() {
         "ms" if x >= 1000.0 => format!("{:.2} s", x / 1000.0),
         "ms" => format!("{} ms", super::sig4(x)),
@@ -106,8 +112,11 @@ fn sentence(change: &str, r: &Row) -> String {
     } else {
         format!("{:+.1} %", r.delta_pct)
     };
+    if r.metric == crate::model::metric::Metric::Agreement {
+        return format!("{} {}", r.metric, v(r.candidate));
+    }
     format!(
-        "{change}: {} {} → {} ({})",
+        "{} {} → {} ({})",
         r.metric,
         v(r.baseline),
         v(r.candidate),
@@ -168,6 +177,23 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 .filter(|o| o.metric != r.metric && o.verdict == Verdict::Regressed)
                 .map(|o| format!("{} {}", o.metric, delta(o)))
                 .collect();
+            // What the change did to answers, and the acceptance of a speculative decoder,
+            // follow every row's sentence, as the optimization record asks.
+            let mut sentence = sentence(&change, r);
+            for o in c
+                .rows
+                .iter()
+                .filter(|o| o.metric.is_quality() && o.metric != r.metric)
+            {
+                sentence += &format!(", {}", figures(o));
+            }
+            if let Some(a) = c
+                .server_effects
+                .iter()
+                .find(|e| e.starts_with("acceptance"))
+            {
+                sentence += &format!(", {a}");
+            }
             RecordRow {
                 date: date.clone(),
                 owner: escape(owner),
@@ -183,7 +209,7 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 verdict: r.verdict.name().into(),
                 side_effects: escape(&side.join("; ")),
                 note: escape(note),
-                summary: escape(&sentence(&change, r)),
+                summary: escape(&sentence),
                 server: escape(&c.server_effects.join("; ")),
                 baseline_name: escape(&c.baseline),
                 scenario_hash: short_hash(&c.scenario_hash).into(),

@@ -190,22 +190,15 @@ impl Session {
         let env = environment::after(env, cpu);
         let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
-        let nth = self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let quality = match &s.quality_set {
-            Some(set) if nth < quality::PASSES && data.complete() => {
-                if !spec.quiet {
-                    crate::say!(
-                        "quality pass: {} items of {}, one at a time",
-                        set.items.len(),
-                        set.name
-                    );
-                }
-                let q =
-                    quality::pass(set, quality_target, &request, &run_id, &stop_requests).await?;
-                Some(q)
-            }
-            _ => None,
-        };
+        let quality = self
+            .quality_pass(
+                data.complete(),
+                quality_target,
+                &request,
+                &run_id,
+                &stop_requests,
+            )
+            .await?;
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
         summary.counts.connections = Some(sender.connections_opened());
         summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
@@ -242,6 +235,35 @@ impl Session {
             environment: Some(env),
             quality,
         })
+    }
+
+    /// The quality pass after a whole run, when the scenario has a set and this is one of
+    /// the session's first [`quality::PASSES`] runs.
+    async fn quality_pass(
+        &self,
+        whole: bool,
+        target: Target,
+        request: &crate::model::scenario::RequestParams,
+        run_id: &str,
+        stop: &CancellationToken,
+    ) -> Result<Option<crate::model::quality::QualityRun>, BenchError> {
+        let nth = self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let Some(set) = &self.spec.scenario.quality_set else {
+            return Ok(None);
+        };
+        if nth >= quality::PASSES || !whole {
+            return Ok(None);
+        }
+        if !self.spec.quiet {
+            crate::say!(
+                "quality pass: {} items of {}, one at a time",
+                set.items.len(),
+                set.name
+            );
+        }
+        quality::pass(set, target, request, run_id, stop)
+            .await
+            .map(Some)
     }
 
     /// The endpoint (starting the simulator on its own thread when there is none) and the
