@@ -13,6 +13,17 @@ pub fn run(scenario: &Path, shard: Option<&str>) -> Result<u8, BenchError> {
     crate::out!("{}", output::plan::describe(&s));
     crate::out_text!("{}", output::plan::render(&plan));
     crate::out!("traffic hash {}", s.traffic_hash());
+    if let Some(q) = &s.quality_set {
+        let labelled = q.items.iter().filter(|i| i.expected.is_some()).count();
+        crate::out!(
+            "quality set {}: {} items ({labelled} labelled), max_tokens {}, asked after the load of an arm's first {} runs (sha256 {})",
+            q.name,
+            q.items.len(),
+            q.max_tokens,
+            crate::model::quality::PASSES,
+            crate::model::scenario::short_hash(&q.sha256)
+        );
+    }
     if !s.request.body_vars.is_empty() {
         crate::out!(
             "request-field vars (--var KEY=VALUE is also sent in every request body): {}",
