@@ -111,3 +111,91 @@ fn the_shipped_gate_gates_only_rows_the_committed_baseline_can_decide() {
         );
     }
 }
+
+/// A quantization that breaks answers fails the shipped gate however much faster it decodes:
+/// on the embedded simulator, int4 weights make TPOT improved and turn a share of the builtin
+/// quality set's right answers wrong; the compare exits 1 naming the quality rows, and the
+/// record carries the accuracy change beside the speed.
+#[test]
+fn a_quantization_that_breaks_answers_fails_the_shipped_gate_however_fast() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let (json, record) = (dir.path().join("c.json"), dir.path().join("r.csv"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .current_dir(root)
+        .args([
+            "compare",
+            "scenarios/smoke.toml",
+            "--opt",
+            "quant=int4",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .arg(&json)
+        .arg("--record")
+        .arg(&record)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    let c: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let verdict = |m: &str| {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == m)
+            .map(|r| r["verdict"].as_str().unwrap().to_string())
+    };
+    assert_eq!(verdict("tpot.p50").as_deref(), Some("improved"), "{text}");
+    assert_eq!(verdict("accuracy").as_deref(), Some("regressed"), "{text}");
+    assert_eq!(verdict("agreement").as_deref(), Some("regressed"), "{text}");
+    let csv = std::fs::read_to_string(&record).unwrap();
+    let row = |metric: &str| {
+        csv.lines()
+            .find(|l| l.split(',').nth(4) == Some(metric))
+            .unwrap_or_else(|| panic!("no {metric} row: {csv}"))
+            .to_string()
+    };
+    assert!(row("accuracy").contains(",regressed,"), "{csv}");
+    assert!(
+        row("tpot.p50").contains("accuracy 70.75 % → 63.75 % (−7.00 pp)"),
+        "{csv}"
+    );
+}
+
+/// With nothing changed, the quality rows of the shipped gate read no_change: the simulator
+/// answers alike in both arms, and 400 items bound a drop within the 1 pp threshold. (Only
+/// the quality rows are checked: at the default α a latency row may false-fail by design.)
+#[test]
+fn with_nothing_changed_the_shipped_quality_rows_read_no_change() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .current_dir(root)
+        .args(["compare", "scenarios/smoke.toml", "-q", "--repeat", "2"])
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{text}");
+    let c: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for m in ["accuracy", "agreement"] {
+        let r = c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == m);
+        assert_eq!(
+            r.map(|r| r["verdict"].clone()),
+            Some("no_change".into()),
+            "{m}: {text}"
+        );
+    }
+}
