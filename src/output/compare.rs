@@ -247,9 +247,14 @@ fn method(c: &Comparison) -> String {
         None => "SE from drawing each arm's runs again with replacement (the run is the unit; a rate: the runs' spread), pooled over the arms unless each arm's own spread gives more (Welch), never below the pooled requests' sampling noise; critical = q(1 − α/m)·SE (one-sided: false FAILs ≤ α), q Student's t with the runs' degrees of freedom Σ(runs − 1) (Satterthwaite's where each arm's own spread judges), also when they agree".into(),
     };
     format!(
-        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; evidence: for no_change the bound on worse on the delta's scale (≤ +x %: no regression beyond it at 1 − α), else the interval effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).{}",
+        "effect = ln(candidate/baseline) of each arm's pooled quantile (type 7), positive = worse; {noise}, α = {}, m = {} gated metrics; floor = the threshold; regressed when effect > max(critical, floor), else no_change when the bound on worse effect + q(1 − α)·SE ≤ floor (a regression of the threshold excluded, at α for each metric: all rows no_change together is an intersection–union test, needing no share of α), else inconclusive; evidence: for no_change the bound on worse on the delta's scale (≤ +x %: no regression beyond it at 1 − α), else the interval effect ± critical (two-sided 1 − 2α/m). Error rate: exact (Fisher; the bound on worse from the arms' Clopper–Pearson bounds, each at α/2).{}{}",
         crate::model::readable::number(c.alpha),
         gated(c),
+        if c.rows.iter().any(|r| r.metric.is_quality()) {
+            " Accuracy and agreement: the quality pass's items paired across the arms, McNemar's exact test on the items that changed (below α/m) and an exact bound on the drop (Clopper–Pearson, each side at α/2), at the whole α at every look (docs/quality.md)."
+        } else {
+            ""
+        },
         c.sequence
             .as_ref()
             .map_or(String::new(), |s| format!(" Over the looks: {}; at each look α is that look's share.", s.design))
