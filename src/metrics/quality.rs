@@ -9,6 +9,26 @@ use crate::model::quality::{QualityAnswer, QualityItem, Scorer};
 use regex::Regex;
 use std::sync::LazyLock;
 
+/// The most characters of an answer a run stores (agreement compares the scorer's
+/// extraction, or this text when it extracts nothing).
+pub const STORED_CHARS: usize = 2_000;
+
+/// `s` as a run stores it: whole up to [`STORED_CHARS`], else its first characters and the
+/// SHA-256 of the whole, so that two long answers stored alike are the same answer and a
+/// server that answers at length cannot grow run.json without bound. Scoring sees the whole.
+fn bounded(s: &str) -> String {
+    if s.chars().count() <= STORED_CHARS {
+        return s.to_string();
+    }
+    use sha2::{Digest, Sha256};
+    let hash: String = Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let head: String = s.chars().take(STORED_CHARS).collect();
+    format!("{head}… [{} characters, sha256 {hash}]", s.chars().count())
+}
+
 /// Lower case, punctuation and articles dropped, whitespace collapsed.
 pub fn normalise(s: &str) -> String {
     let lower: String = s
@@ -87,6 +107,7 @@ pub fn score(item: &QualityItem, reply: Result<&str, String>) -> QualityAnswer {
         Ok(text) => {
             let text = text.trim();
             let extracted = extract(&item.scorer, text);
+            let extracted = extracted.map(|x| bounded(&x));
             let correct = item.expected.as_deref().map(|e| {
                 extracted
                     .as_deref()
@@ -94,7 +115,7 @@ pub fn score(item: &QualityItem, reply: Result<&str, String>) -> QualityAnswer {
             });
             QualityAnswer {
                 id: item.id.clone(),
-                text: Some(text.to_string()),
+                text: Some(bounded(text)),
                 extracted,
                 correct,
                 error: None,
@@ -137,6 +158,27 @@ mod tests {
         };
         assert_eq!(extract(&re, "my answer: Paris."), Some("paris".into()));
         assert!(is_right(&Scorer::Exact, &normalise("Paris."), "paris"));
+    }
+
+    #[test]
+    fn a_long_answer_is_stored_bounded_and_still_tells_answers_apart() {
+        let item = QualityItem {
+            id: "1".into(),
+            prompt: crate::model::quality::QualityPrompt::Text("story".into()),
+            expected: None,
+            scorer: Scorer::Exact,
+        };
+        let long = "word ".repeat(1_000);
+        let (a, b) = (
+            score(&item, Ok(&long)),
+            score(&item, Ok(&(long.clone() + "end"))),
+        );
+        assert!(a.text.as_ref().unwrap().chars().count() < STORED_CHARS + 120);
+        assert!(
+            a.key().is_some() && a.key() != b.key(),
+            "differ past the stored part"
+        );
+        assert_eq!(a.key(), score(&item, Ok(&long)).key());
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //!   prompt (so the same prompt gets the same reply); under quantization a share
 //!   [`divergence`] of prompts (the second draw) diverges from the first token on.
 //!
+//! An engine whose answers vary run to run is modelled by `answer_flip`: that share of
+//! requests, drawn from each request's own id, answers otherwise (a right answer turns
+//! wrong; a free text diverges).
+//!
 //! Speculative decoding is lossless here as on a real engine: the draft changes only how many
 //! tokens a step yields, never which ones. Answers at a temperature above 0 are not modelled
 //! (the quality pass asks greedily).
@@ -83,17 +87,23 @@ fn draw(h: u64, k: u64) -> f64 {
     (x ^ (x >> 31)) as f64 / 2f64.powi(64)
 }
 
-/// The greedy reply to `prompt` under `o`'s precision.
-pub fn greedy(prompt: &str, o: &SimOptions) -> Greedy {
+/// The greedy reply to `prompt` under `o`'s precision; `request` names this one request (its
+/// id), from which an engine that flips (`answer_flip`) draws whether this answer does.
+pub fn greedy(prompt: &str, o: &SimOptions, request: &str) -> Greedy {
     let h = fnv1a(prompt, o.seed);
+    let flipped = o.answer_flip > 0.0 && draw(fnv1a(request, h), 3) < o.answer_flip;
     match solve(prompt) {
         Some((right, wrong)) => {
             let ok = draw(h, 1) >= BASE_ERROR + accuracy_cost(o.quant, o.kv_quant);
-            Greedy::Answer(vec![if ok { right } else { wrong(h) }])
+            Greedy::Answer(vec![if ok && !flipped {
+                right
+            } else {
+                wrong(h ^ u64::from(flipped))
+            }])
         }
         None => {
             let diverged = draw(h, 2) < divergence(o.quant, o.kv_quant);
-            Greedy::From((h >> 16) + u64::from(diverged) * 7919)
+            Greedy::From((h >> 16) + u64::from(diverged) * 7919 + u64::from(flipped) * 104_729)
         }
     }
 }
@@ -164,7 +174,7 @@ mod tests {
             qs.iter()
                 .map(|p| {
                     let (r, _) = solve(p).unwrap();
-                    greedy(p, &opts(q)) == Greedy::Answer(vec![r])
+                    greedy(p, &opts(q), "r") == Greedy::Answer(vec![r])
                 })
                 .collect()
         };
@@ -194,11 +204,29 @@ mod tests {
     #[test]
     fn a_free_text_reply_is_fixed_by_its_prompt_and_diverges_under_quantization() {
         let o = opts(Quant::None);
-        assert_eq!(greedy("hello there", &o), greedy("hello there", &o));
+        assert_eq!(
+            greedy("hello there", &o, "a"),
+            greedy("hello there", &o, "b")
+        );
         let diverged = (0..2000)
             .map(|i| format!("prompt number {i}"))
-            .filter(|p| greedy(p, &o) != greedy(p, &opts(Quant::Int4)))
+            .filter(|p| greedy(p, &o, "r") != greedy(p, &opts(Quant::Int4), "r"))
             .count();
         assert!((600..800).contains(&diverged), "{diverged} of 2000 at 35 %");
+        // A flipping engine: the same prompt answers otherwise for about that share of
+        // requests, and alike for the rest.
+        let flaky = SimOptions {
+            answer_flip: 0.1,
+            ..opts(Quant::None)
+        };
+        let p = "What is 20 plus 22? Reply with the number only.";
+        let first = greedy(p, &flaky, "req-0");
+        let other = (1..2000)
+            .filter(|i| greedy(p, &flaky, &format!("req-{i}")) != first)
+            .count();
+        assert!(
+            (100..300).contains(&other),
+            "{other} of 1999 differ at 10 %"
+        );
     }
 }

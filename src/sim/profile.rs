@@ -131,6 +131,10 @@ pub struct SimOptions {
     /// as `delta.reasoning_content` (chat) and counted in
     /// `usage.completion_tokens_details.reasoning_tokens`; 0 = off.
     pub reasoning_tokens: u32,
+    /// Share of greedy answers that come out otherwise than the model's own, drawn afresh for
+    /// every request (an engine whose numerics vary run to run, e.g. with its batch); 0 =
+    /// deterministic.
+    pub answer_flip: f64,
     // --- faults (rates are per request, 0–1)
     pub fault_500: f64,
     pub fault_429: f64,
@@ -193,6 +197,7 @@ impl SimOptions {
             seed: 0,
             eos_mean_tokens: 256,
             reasoning_tokens: 0,
+            answer_flip: 0.0,
             fault_500: 0.0,
             fault_429: 0.0,
             fault_503: 0.0,
@@ -264,6 +269,7 @@ impl SimOptions {
             "seed" => self.seed = p.u()?,
             "eos_mean_tokens" => self.eos_mean_tokens = p.int(1, 2_000_000)?,
             "reasoning_tokens" => self.reasoning_tokens = p.int(0, 2_000_000)?,
+            "answer_flip" => self.answer_flip = p.rate()?,
             "fault_500" => self.fault_500 = p.rate()?,
             "fault_429" => self.fault_429 = p.rate()?,
             "fault_503" => self.fault_503 = p.rate()?,

@@ -158,7 +158,8 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         return error(status, &format!("injected fault: {}", status.as_u16()));
     }
     let prompt_tokens = p.tokens.len() as u64;
-    let greedy = (p.temperature == Some(0.0)).then(|| answer::greedy(&p.text, &s.opts));
+    let who = request_id.clone().unwrap_or_else(|| n.to_string());
+    let greedy = (p.temperature == Some(0.0)).then(|| answer::greedy(&p.text, &s.opts, &who));
     let (words, answer_len) = match &greedy {
         Some(Greedy::Answer(w)) => (Some(Arc::new(w.clone())), Some(w.len() as u32)),
         _ => (None, None),
