@@ -43,7 +43,6 @@ pub fn bounded_file(path: &std::path::Path, max_bytes: u64) -> Result<u64, Unrea
 pub fn read_hashed(
     path: &std::path::Path,
 ) -> Result<(String, String), crate::error::ScenarioError> {
-    use sha2::{Digest, Sha256};
     let max = values::limits::DATA_FILE_BYTES_MAX;
     let refused = |message: String| crate::error::ScenarioError::Other {
         path: path.to_path_buf(),
@@ -74,10 +73,7 @@ pub fn read_hashed(
         path: path.to_path_buf(),
         source,
     })?;
-    let sha256 = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha256 = crate::model::scenario::sha256_hex(&bytes);
     let text = String::from_utf8(bytes).map_err(|e| crate::error::ScenarioError::Other {
         path: path.to_path_buf(),
         message: format!("not UTF-8 text ({e})"),

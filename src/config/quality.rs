@@ -19,7 +19,6 @@
 use crate::error::ScenarioError;
 use crate::model::quality::{QualityItem, QualityPrompt, QualitySet, Scorer};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -81,13 +80,6 @@ impl Format {
             _ => Format::Jsonl,
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Reads a set file (`format` as given, else sniffed), keeping at most `limit` items.
@@ -412,7 +404,7 @@ pub fn builtin(max_tokens: Option<u32>, limit: Option<usize>) -> QualitySet {
     items.truncate(limit.unwrap_or(usize::MAX));
     QualitySet {
         name: "builtin".into(),
-        sha256: hex(digest.as_bytes()),
+        sha256: crate::model::scenario::sha256_hex(digest.as_bytes()),
         items: Arc::new(items),
         max_tokens: max_tokens.unwrap_or(16),
     }

@@ -118,42 +118,41 @@ pub fn parse_threshold(key: &str, value: &str) -> Result<Threshold, String> {
         Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput => {
             -(1.0 - percent(value, key)?).ln()
         }
-        Metric::ErrorRate => {
-            let t = value.trim().trim_start_matches('+');
-            let pp: f64 = t
-                .strip_suffix("pp")
-                .and_then(|x| x.trim().parse().ok())
-                .ok_or_else(|| {
-                    format!("`error_rate` = \"{value}\": write percentage points like \"+0.5pp\"")
-                })?;
-            if !(pp > 0.0 && pp < 100.0) {
-                return Err(format!(
-                    "`error_rate` = \"{value}\": must be between 0 and 100 pp"
-                ));
-            }
-            pp / 100.0
-        }
-        Metric::Accuracy | Metric::Agreement => {
-            let t = value.trim().trim_start_matches(['-', '−']);
-            let pp: f64 = t
-                .strip_suffix("pp")
-                .and_then(|x| x.trim().parse().ok())
-                .ok_or_else(|| {
-                    format!("`{key}` = \"{value}\": write the drop it may take in percentage points, like \"-1pp\"")
-                })?;
-            if !(pp > 0.0 && pp < 100.0) {
-                return Err(format!(
-                    "`{key}` = \"{value}\": must be between 0 and 100 pp"
-                ));
-            }
-            pp / 100.0
-        }
+        Metric::ErrorRate => points(
+            value.trim().trim_start_matches('+'),
+            || format!("`error_rate` = \"{value}\": write percentage points like \"+0.5pp\""),
+            || format!("`error_rate` = \"{value}\": must be between 0 and 100 pp"),
+        )?,
+        Metric::Accuracy | Metric::Agreement => points(
+            value.trim().trim_start_matches(['-', '−']),
+            || {
+                format!("`{key}` = \"{value}\": write the drop it may take in percentage points, like \"-1pp\"")
+            },
+            || format!("`{key}` = \"{value}\": must be between 0 and 100 pp"),
+        )?,
     };
     Ok(Threshold {
         metric,
         floor: Some(floor),
         text,
     })
+}
+
+/// `N pp` (its sign already stripped) as a fraction in (0, 1); `unreadable` or `out_of_range`
+/// says why not.
+fn points(
+    t: &str,
+    unreadable: impl FnOnce() -> String,
+    out_of_range: impl FnOnce() -> String,
+) -> Result<f64, String> {
+    let pp: f64 = t
+        .strip_suffix("pp")
+        .and_then(|x| x.trim().parse().ok())
+        .ok_or_else(unreadable)?;
+    if !(pp > 0.0 && pp < 100.0) {
+        return Err(out_of_range());
+    }
+    Ok(pp / 100.0)
 }
 
 /// Thresholds: defaults, then each layer's entries replacing them key by key.

@@ -20,11 +20,7 @@ fn bounded(s: &str) -> String {
     if s.chars().count() <= STORED_CHARS {
         return s.to_string();
     }
-    use sha2::{Digest, Sha256};
-    let hash: String = Sha256::digest(s.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hash = crate::model::scenario::sha256_hex(s.as_bytes());
     let head: String = s.chars().take(STORED_CHARS).collect();
     format!("{head}… [{} characters, sha256 {hash}]", s.chars().count())
 }

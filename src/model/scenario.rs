@@ -452,8 +452,7 @@ impl Scenario {
     /// SHA-256 over [`Scenario::canonical`] (serde_json's map is ordered by key, so its text
     /// is canonical).
     pub fn traffic_hash(&self) -> String {
-        let digest = Sha256::digest(self.canonical().to_string().as_bytes());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        sha256_hex(self.canonical().to_string().as_bytes())
     }
 
     /// The traffic fields that differ between `self` (a baseline's) and `other` (a
@@ -462,6 +461,15 @@ impl Scenario {
     pub fn traffic_changes(&self, other: &Scenario) -> Vec<String> {
         canonical_changes(&self.canonical(), &other.canonical())
     }
+}
+
+/// SHA-256 of `bytes` in lower-case hex: how every hash bench stores is written (traffic,
+/// data files, quality sets, long answers).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A traffic hash as people read it: its first 12 hex digits.

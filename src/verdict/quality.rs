@@ -179,16 +179,7 @@ pub fn decide(row: &mut Row, c: &PairedCounts, fail: f64, bound: f64) -> Verdict
     (row.interval_low, row.interval_high) = (-hi * 100.0, -lo * 100.0);
     row.critical = (hi - lo) / 2.0;
     row.bound = c.interval(bound).1;
-    let f = row.floor;
-    if row.effect > f && p_worse < tail {
-        Verdict::Regressed
-    } else if -row.effect > f && p_better < tail {
-        Verdict::Improved
-    } else if row.bound <= f {
-        Verdict::NoChange
-    } else {
-        Verdict::Inconclusive
-    }
+    super::gate::exact_verdict(row, p_worse, p_better, tail)
 }
 
 /// Why, in words: the counts, the test and the bound.

@@ -287,6 +287,13 @@ fn exact(row: &mut Row, c: &ErrorCounts, levels: Levels) -> Verdict {
     // The increase's upper end is the candidate's upper bound less the baseline's lower one:
     // each at α/2, so that it is below the true increase with probability ≤ α.
     row.bound = c.interval(levels.bound).1;
+    exact_verdict(row, p_worse, p_better, tail)
+}
+
+/// The verdict of an exactly tested row (error counts, paired quality items), its effect,
+/// floor and bound set: a regression (an improvement) needs the effect beyond the floor and
+/// its exact one-sided p below `tail`; no change needs the bound inside the floor.
+pub(crate) fn exact_verdict(row: &Row, p_worse: f64, p_better: f64, tail: f64) -> Verdict {
     let f = row.floor;
     if row.effect > f && p_worse < tail {
         Verdict::Regressed
