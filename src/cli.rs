@@ -368,7 +368,8 @@ pub struct CompareArgs {
     /// Gate thresholds file with a [gate] table (default: ci/gate.toml when it exists); the
     /// scenario's own [gate] table overrides it. Built-in defaults: ttft/tpot/e2e p50 and p95
     /// 10%, ttft/tpot p99 10% (gated only with ≥ 1000 requests per arm), output_throughput
-    /// -5%, goodput -5% (with SLOs), error_rate +0.5pp.
+    /// -5%, goodput -5% (with SLOs), error_rate +0.5pp, accuracy and agreement -1pp (with a
+    /// [quality] set).
     #[arg(long)]
     pub gate: Option<PathBuf>,
     /// Family-wise significance level over the gated metrics (Bonferroni).

@@ -5,7 +5,8 @@
 //! `"error_rate" = "+0.5pp"` (absolute percentage points) or `"off"`. Layers, each replacing
 //! the one before key by key: the built-in defaults ([`DEFAULT_GATE`]: TTFT, TPOT and E2E at
 //! p50/p95 and TTFT/TPOT at p99 at 10 %, output throughput −5 %, goodput −5 % when the
-//! scenario has SLOs, error rate +0.5 pp), then a gate file (`--gate`, or `ci/gate.toml` when
+//! scenario has SLOs, error rate +0.5 pp, accuracy and agreement −1 pp when both arms made a
+//! quality pass), then a gate file (`--gate`, or `ci/gate.toml` when
 //! it exists), then the scenario's own `[gate]` table.
 
 use crate::error::BenchError;
@@ -28,6 +29,10 @@ pub const DEFAULT_GATE: &[(&str, &str)] = &[
     ("output_throughput", "-5%"),
     ("goodput", "-5%"),
     ("error_rate", "+0.5pp"),
+    // Judged wherever both arms made a quality pass (a scenario's [quality]), left out
+    // elsewhere: a change that breaks answers never passes on speed alone.
+    ("accuracy", "-1pp"),
+    ("agreement", "-1pp"),
 ];
 
 /// One metric's threshold.

@@ -39,6 +39,9 @@ pub struct InteractionRow {
     pub resolve: Option<Resolve>,
     /// Which resource they likely contend for, when the data shows it.
     pub contention: Option<String>,
+    /// For a quality row: each configuration's share, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// About how many runs per configuration would settle an inconclusive interaction, from the

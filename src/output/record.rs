@@ -275,6 +275,9 @@ pub fn stack_rows(rows: &[InteractionRow], ctx: &StackContext) -> Vec<RecordRow>
                 verdict: verdict.into(),
                 side_effects: escape(r.contention.as_deref().unwrap_or("")),
                 note: match r.df {
+                    _ if r.metric.is_quality() => {
+                        r.detail.clone().map(|d| escape(&d)).unwrap_or_default()
+                    }
                     Some(df) => format!(
                         "≥ {} runs per configuration; 95 % interval, t with {df:.0} df{}",
                         r.runs,

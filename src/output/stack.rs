@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 pub fn factorial(rows: &[InteractionRow]) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "bench stack — factorial (ratios to the base; for latency < 1 is faster, for throughput > 1 is more)\n");
+    let _ = writeln!(o, "bench stack — factorial (ratios to the base; for latency < 1 is faster, for throughput, accuracy and agreement > 1 is more)\n");
     let _ = writeln!(
         o,
         "  {:<28} {:<18} {:>20} {:>9} {:>9} {:>22}  verdict",
@@ -39,6 +39,9 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
                 Interaction::Inconclusive => "inconclusive",
             }
         );
+        if let Some(d) = &r.detail {
+            let _ = writeln!(o, "  {:<28} {d}", "");
+        }
         if let Some(c) = &r.contention {
             let _ = writeln!(o, "  {:<28} contends for: {c}", "");
         }
@@ -48,9 +51,12 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
     }
     let _ = writeln!(o, "\n  interaction = ln(combined) − Σ ln(alone), positive = worse than independent; latency values are each configuration's pooled p50 over its runs, throughput the geometric mean of its runs.");
     let _ = writeln!(o, "  95 % interval: the configurations' runs drawn again (the run is the unit), t with Σ(runs − 1) df; conflict/synergy when |interaction| > max(interval half-width, ln 1.05); neutral when the half-width ≤ ln 1.05 or the interval lies within ±ln 1.05; else inconclusive.");
+    if rows.iter().any(|r| r.metric.is_quality()) {
+        let _ = writeln!(o, "  accuracy and agreement (the [quality] pass): each configuration's share of items answered right, or as the base answered them, as a ratio to the base's; the items are the unit, paired across the configurations (the delta method on ln share, normal 95 %; no runs needed), same verdicts and floor.");
+    }
     match rows.iter().map(|r| r.runs).min() {
         Some(1) => {
-            let _ = writeln!(o, "  one run per configuration shows no run-to-run variation, which a run's requests cannot stand in for: every row is inconclusive; measure each configuration at least twice (--repeat 2, or record more runs for --from).");
+            let _ = writeln!(o, "  one run per configuration shows no run-to-run variation, which a run's requests cannot stand in for: every row is inconclusive; measure each configuration at least twice (--repeat 2, or record more runs for --from){}.", if rows.iter().any(|r| r.metric.is_quality()) { " (the quality rows are judged by their items)" } else { "" });
         }
         Some(fewest) => {
             let _ = writeln!(o, "  runs per configuration: at least {fewest}");

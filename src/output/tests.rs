@@ -158,6 +158,7 @@ fn interactions() -> Vec<InteractionRow> {
             verdict: Interaction::Conflict,
             resolve: None,
             contention: Some("the draft: spec-decode acceptance 0.82 alone → 0.44 combined".into()),
+            detail: None,
         },
         InteractionRow {
             metric: Metric::Latency(Latency::Ttft, Quantile::P50),
@@ -176,6 +177,23 @@ fn interactions() -> Vec<InteractionRow> {
                 if_it_stays: None,
             }),
             contention: None,
+            detail: None,
+        },
+        InteractionRow {
+            metric: Metric::Accuracy,
+            changes: vec!["spec=3".into(), "quant=int4".into()],
+            alone: vec![1.0, 0.901],
+            combined: 0.901,
+            expected: 0.901,
+            interaction: 0.0,
+            interval_low: -0.094,
+            interval_high: 0.094,
+            df: None,
+            runs: 2,
+            verdict: Interaction::Inconclusive,
+            resolve: None,
+            contention: None,
+            detail: Some("accuracy of 400 items: spec=3+quant=int4 63.8 %; spec=3 70.8 %; quant=int4 63.8 %; base 70.8 %".into()),
         },
     ]
 }

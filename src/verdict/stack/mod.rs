@@ -46,6 +46,7 @@
 use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample;
 use crate::model::metric::{Latency, Metric, Quantile};
+use crate::model::quality::QualityRun;
 use crate::model::result::RunResult;
 use crate::model::server::ServerMetrics;
 use crate::model::stack::{Interaction, InteractionRow, Resolve};
@@ -78,6 +79,8 @@ pub struct Arm {
     pub output_tps: Vec<f64>,
     /// The server's figures of the runs that scraped them.
     pub server: Vec<ServerMetrics>,
+    /// The quality passes of the runs that made one, in run order.
+    pub quality: Vec<QualityRun>,
 }
 
 /// One configuration's value of a metric and its noise.
@@ -107,6 +110,7 @@ impl Arm {
                 .iter()
                 .filter_map(|r| r.server_metrics.clone())
                 .collect(),
+            quality: runs.iter().filter_map(|r| r.quality.clone()).collect(),
         }
     }
 
@@ -288,6 +292,18 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
                 _ => -1.0,
             })
             .collect();
+        let labels: Vec<String> = configs
+            .iter()
+            .map(|c| match c.is_empty() {
+                true => "base".to_string(),
+                false => c
+                    .iter()
+                    .map(|i| names[*i].as_str())
+                    .collect::<Vec<_>>()
+                    .join("+"),
+            })
+            .collect();
+        let changes: Vec<String> = set.iter().map(|i| names[*i].clone()).collect();
         for metric in METRICS {
             let seed = 0x57ac_u64 ^ ((set.iter().fold(0, |h, i| h * 8 + i + 1) as u64) << 8);
             let Some(cells) = found
@@ -326,16 +342,32 @@ pub fn factorial(arms: &[Arm], names: &[String]) -> Vec<InteractionRow> {
                 runs: found.iter().map(|a| a.runs()).min().unwrap_or(0),
                 verdict,
                 resolve,
-                contention: contention(arms, &set, names, verdict),
+                contention: contention(arms, &set, names, metric, verdict),
+                detail: None,
             });
         }
+        out.extend(
+            quality::METRICS
+                .into_iter()
+                .filter_map(|m| quality::row(m, &found, &weights, changes.clone(), &labels)),
+        );
     }
     out
 }
 
-/// What the measurements say the changes compete for.
-fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> Option<String> {
-    if matches!(v, Interaction::Neutral | Interaction::Inconclusive) {
+/// What the measurements say the changes compete for. A speculative decoder's acceptance that
+/// fell in the combination is named on the TPOT row whatever its verdict (the speculation ×
+/// quantization conflict shows in the acceptance before it shows in a latency); the other
+/// resources only where a row is a conflict or a synergy.
+fn contention(
+    arms: &[Arm],
+    set: &[usize],
+    names: &[String],
+    metric: Metric,
+    v: Interaction,
+) -> Option<String> {
+    let settled = !matches!(v, Interaction::Neutral | Interaction::Inconclusive);
+    if !settled && metric != Metric::Latency(Latency::Tpot, Quantile::P50) {
         return None;
     }
     let combined = find(arms, set)?;
@@ -357,6 +389,9 @@ fn contention(arms: &[Arm], set: &[usize], names: &[String], v: Interaction) -> 
                 ));
             }
         }
+    }
+    if !settled {
+        return None;
     }
     let pre = |a: &Arm| a.server_mean(|s| s.preemptions).unwrap_or(0.0);
     let single_pre = set
@@ -398,5 +433,6 @@ pub fn recommended_rank(key: &str) -> usize {
     }
 }
 
+mod quality;
 #[cfg(test)]
 mod tests;
