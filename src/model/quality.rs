@@ -88,6 +88,10 @@ pub struct QualityRun {
     pub set_sha256: String,
     pub max_tokens: u32,
     pub answers: Vec<QualityAnswer>,
+    /// Wall time of the pass (s), which a run's `started_at`..`ended_at` leaves out; 0 where
+    /// a run predates it.
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 impl QualityRun {

@@ -37,6 +37,7 @@ pub async fn pass(
         .or_insert(serde_json::json!(0));
     let sender = HttpSender::new(target, params, format!("{run_id}-quality"))?;
     let mut answers = Vec::with_capacity(set.items.len());
+    let began = Instant::now();
     for (i, item) in set.items.iter().enumerate() {
         if stop.is_cancelled() {
             break;
@@ -74,5 +75,6 @@ pub async fn pass(
         set_sha256: set.sha256.clone(),
         max_tokens: set.max_tokens,
         answers,
+        seconds: began.elapsed().as_secs_f64(),
     })
 }

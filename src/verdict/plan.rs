@@ -296,20 +296,39 @@ pub fn secs_per_run(runs: &[RunResult]) -> f64 {
     total / runs.len().max(1) as f64
 }
 
+/// The mean wall time of the quality passes `runs` made (s), which a run's duration leaves
+/// out; 0 without a timed pass.
+pub fn secs_per_pass(runs: &[RunResult]) -> f64 {
+    let timed: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.quality.as_ref().map(|q| q.seconds))
+        .filter(|s| *s > 0.0)
+        .collect();
+    timed.iter().sum::<f64>() / timed.len().max(1) as f64
+}
+
 /// The plan of `base` under `cfg` and `design`, as the terminal shows it.
 pub fn text(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool) -> String {
     let rows = plan(base, cfg, design, interleave);
-    render(&rows, design, secs_per_run(&base.repetitions), interleave)
+    let runs = &base.repetitions;
+    render(
+        &rows,
+        design,
+        (secs_per_run(runs), secs_per_pass(runs)),
+        interleave,
+    )
 }
 
-/// The plan as the terminal shows it; `secs_per_run`: a baseline run's mean duration, for the
-/// wall time (doubled interleaved: a block is two runs).
-pub fn render(rows: &[RowPlan], design: &Design, secs_per_run: f64, interleave: bool) -> String {
+/// The plan as the terminal shows it; `secs`: a baseline run's mean duration and its quality
+/// pass's, for the wall time (k runs a side take k runs and the first
+/// [`crate::model::quality::PASSES`] passes; doubled interleaved, a block being two runs).
+pub fn render(rows: &[RowPlan], design: &Design, secs: (f64, f64), interleave: bool) -> String {
     let unit = if interleave { "blocks" } else { "runs a side" };
-    let per = if interleave {
-        2.0 * secs_per_run
-    } else {
-        secs_per_run
+    let arms = if interleave { 2.0 } else { 1.0 };
+    let (per, pass) = secs;
+    let wall_of = |k: usize| {
+        let passes = k.min(crate::model::quality::PASSES as usize);
+        arms * (k as f64 * per + passes as f64 * pass)
     };
     let mut o = String::new();
     let _ = writeln!(
@@ -328,7 +347,7 @@ pub fn render(rows: &[RowPlan], design: &Design, secs_per_run: f64, interleave: 
             .spread
             .map_or("—".into(), |s| format!("{:.1}%", s * 100.0));
         let (n, wall) = match r.runs {
-            Some(k) => (k.to_string(), format!("≈ {:.0} s", k as f64 * per)),
+            Some(k) => (k.to_string(), format!("≈ {:.0} s", wall_of(k))),
             None => (format!("> {}", design.max()), "—".into()),
         };
         let caught = r.detectable_pct.map_or("—".into(), |d| format!("{d:+.0}%"));
@@ -485,10 +504,16 @@ mod tests {
         let err = rows.iter().find(|r| r.metric == Metric::ErrorRate).unwrap();
         // ≈ 956 requests bound no errors inside +0.5 pp at the last look: 4 runs of 300.
         assert_eq!(err.runs, Some(4), "{err:?}");
-        let text = render(&rows, &design, 10.0, false);
+        let text = render(&rows, &design, (10.0, 0.0), false);
         assert!(
             text.contains("plan: looks at 3, 5, 8, 12 runs a side"),
             "{text}"
         );
+        // 4 runs of 10 s; with a 30 s quality pass, the first two runs make one each.
+        assert!(text.contains("≈ 40 s"), "{text}");
+        let timed = render(&rows, &design, (10.0, 30.0), false);
+        assert!(timed.contains("≈ 100 s"), "{timed}");
+        let interleaved = render(&rows, &design, (10.0, 30.0), true);
+        assert!(interleaved.contains("≈ 200 s"), "{interleaved}");
     }
 }
