@@ -38,9 +38,10 @@ serve() {
   pid=$(env LLAMA_THREADS=2 "$@" bash ci/engines/llama-server.sh start "$port") || { pid=; return 1; }
   E="--endpoint http://127.0.0.1:$port/v1"
 }
-# acceptance DIR: the spec-decode acceptance of the runs under DIR (mean of the runs'), or None.
+# acceptance DIR: the spec-decode acceptance of the run under DIR, or of its repetitions
+# (rep1/, rep2/…: the mean), or None.
 acceptance() {
-  python3 -c "import glob,json,sys; a=[json.load(open(f))['server_metrics'].get('spec_acceptance_rate') for f in sorted(glob.glob(sys.argv[1]+'/rep*/run.json'))]; a=[x for x in a if x is not None]; print(sum(a)/len(a) if a else None)" "$1"
+  python3 -c "import glob,json,sys; a=[json.load(open(f))['server_metrics'].get('spec_acceptance_rate') for f in sorted(glob.glob(sys.argv[1]+'/run.json') + glob.glob(sys.argv[1]+'/rep*/run.json'))]; a=[x for x in a if x is not None]; print(sum(a)/len(a) if a else None)" "$1"
 }
 # quality_line FILE ROW: the verdict line of a quality row in a compare's output.
 quality_line() { grep -m1 "^  [a-zA-Z_]* $2 " "$1"; }
