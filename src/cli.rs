@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive only). The commands (`commands/`) turn these into
 //! typed configuration (`config/`) before any work starts.
 
+use crate::model::comparison::DEFAULT_ALPHA;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -373,7 +374,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub gate: Option<PathBuf>,
     /// Family-wise significance level over the gated metrics (Bonferroni).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = DEFAULT_ALPHA)]
     pub alpha: f64,
     /// Append one optimization-record row per metric to this CSV (created with a header).
     #[arg(long, value_name = "FILE")]
@@ -426,7 +427,7 @@ pub struct HistoryArgs {
     pub json: Option<PathBuf>,
     /// Probability of flagging a change in a history where nothing changed, shared over the
     /// metrics.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = DEFAULT_ALPHA)]
     pub alpha: f64,
     /// Smallest change over the history that is flagged (a real but smaller change on a very
     /// steady series is reported, not flagged).

@@ -44,18 +44,19 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | 0 | `error`, `cli` |
+//! | 0 | `error` |
 //! | 1 | `model` |
 //! | 2 | `sim` |
-//! | 3 | `config` |
-//! | 4 | `plan` |
-//! | 5 | `engine` |
-//! | 6 | `metrics` |
-//! | 7 | `output` |
-//! | 8 | `session` |
-//! | 9 | `verdict` |
-//! | 10 | `analysis` |
-//! | 11 | `commands` |
+//! | 3 | `cli` |
+//! | 4 | `config` |
+//! | 5 | `plan` |
+//! | 6 | `engine` |
+//! | 7 | `metrics` |
+//! | 8 | `output` |
+//! | 9 | `session` |
+//! | 10 | `verdict` |
+//! | 11 | `analysis` |
+//! | 12 | `commands` |
 //!
 //! `output` sits below the stages that write files (a session writes its run directory, a
 //! baseline store its JSON): its renderers are pure functions of `model` nouns, so any stage

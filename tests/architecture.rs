@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules by layer, lowest first — as `src/lib.rs` documents them.
 const LAYERS: &[&[&str]] = &[
-    &["error", "cli"],
+    &["error"],
     &["model"],
     &["sim"],
+    &["cli"],
     &["config"],
     &["plan"],
     &["engine"],

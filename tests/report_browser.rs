@@ -3,8 +3,9 @@
 //! factorial, a baseline, a history), then Debian's Chromium renders it: a screenshot that
 //! is not blank, and — measured in the page by a small script added to a copy of it — no SVG
 //! text smaller than 12 px at the default width and none reaching outside its plot.
-//! `.ci/run` installs Chromium when it is missing; if it could not be installed the
-//! browser half says so and skips (the pages are still made and checked for structure).
+//! `.ci/run` installs Chromium when it is missing and, where apt-get can install it, sets
+//! `BENCH_REQUIRE_BROWSER`: then a missing browser fails the test. Elsewhere the browser half
+//! says so and skips (the pages are still made and checked for structure).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -206,6 +207,10 @@ fn every_page_renders_readably_in_headless_chromium() {
         }
     }
     let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("BENCH_REQUIRE_BROWSER").is_none(),
+            "Chromium is not installed, and BENCH_REQUIRE_BROWSER says this machine must render the pages (.ci/run sets it where apt-get can install Debian's chromium package)"
+        );
         println!("skipped the browser: Chromium is not installed here (.ci/run installs Debian's chromium package when it can)");
         return;
     };

@@ -17,12 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
     let floor_pct = parse_pct(&args.min_change)?;
-    if !(args.alpha > 0.0 && args.alpha < 1.0) {
-        return Err(BenchError::usage(format!(
-            "--alpha {}: give a probability between 0 and 1, e.g. 0.05",
-            crate::model::readable::number(args.alpha)
-        )));
-    }
+    crate::config::thresholds::check_alpha(args.alpha)?;
     let mut skipped = Vec::new();
     let mut entries = Vec::new();
     for p in &args.paths {

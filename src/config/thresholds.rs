@@ -13,9 +13,7 @@ use crate::error::BenchError;
 use crate::model::metric::Metric;
 use std::path::Path;
 
-/// The family-wise α a compare spends when `--alpha` is not given (`cli.rs` writes the same
-/// default; it sits below `config` and cannot name this).
-pub const DEFAULT_ALPHA: f64 = 0.05;
+pub use crate::model::comparison::DEFAULT_ALPHA;
 
 pub const DEFAULT_GATE: &[(&str, &str)] = &[
     ("ttft.p50", "10%"),
@@ -64,9 +62,7 @@ impl GateConfig {
         alpha: f64,
         seed: u64,
     ) -> Result<GateConfig, BenchError> {
-        if !(alpha > 0.0 && alpha < 0.5) {
-            return Err(BenchError::usage("--alpha must be between 0 and 0.5"));
-        }
+        check_alpha(alpha)?;
         Ok(GateConfig {
             thresholds: thresholds(layers).map_err(BenchError::Usage)?,
             alpha,
@@ -105,6 +101,19 @@ fn percent(v: &str, key: &str) -> Result<f64, String> {
         ));
     }
     Ok(x / 100.0)
+}
+
+/// A family-wise α as every command takes it: in (0, 0.5), so that a one-sided test's level
+/// stays a test.
+pub fn check_alpha(alpha: f64) -> Result<(), BenchError> {
+    if alpha > 0.0 && alpha < 0.5 {
+        return Ok(());
+    }
+    Err(BenchError::usage(format!(
+        "--alpha {}: must be between 0 and 0.5, e.g. {}",
+        crate::model::readable::number(alpha),
+        DEFAULT_ALPHA
+    )))
 }
 
 /// Parses one `key = "value"` of a `[gate]` table.

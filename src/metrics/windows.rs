@@ -20,6 +20,7 @@ use super::grid::{Cell, Grid};
 use super::slices::SteadySearch;
 use crate::model::record::{Outcome, RequestRecord};
 use crate::model::server::{GaugeSample, ServerMetrics};
+use crate::model::values::Values;
 use crate::model::windows::{Window, Windows, MAX_WINDOWS, MIN_WIDTH_S};
 use sketches_ddsketch::{Config, DDSketch};
 
@@ -229,8 +230,11 @@ fn row(
         .map(|(_, g)| *g)
         .collect();
     let mean = |f: fn(&GaugeSample) -> Option<f64>| {
-        let v: Vec<f64> = in_window.iter().filter_map(|g| f(g)).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        in_window
+            .iter()
+            .filter_map(|g| f(g))
+            .collect::<Values>()
+            .mean()
     };
     Window {
         start_s: lo as f64 / 1e6,

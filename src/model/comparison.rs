@@ -6,6 +6,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The family-wise α a compare spends when `--alpha` is not given: false FAILs over all gated
+/// rows at most 5 % (docs/gate.md). The flags' default and every caller read this one.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+
 /// Version of the compare JSON (`bench compare --json`). 2: `diffs` are objects with an
 /// absent side as null (1 wrote `[key, baseline, candidate]` with "∅" for absent);
 /// `candidate_repetitions`, `interleaved` and `notes` added.

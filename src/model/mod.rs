@@ -27,5 +27,6 @@ pub mod summary;
 pub mod sweep;
 pub mod text;
 pub mod trace;
+pub mod values;
 pub mod windows;
 pub mod wire;

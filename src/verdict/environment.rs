@@ -8,6 +8,7 @@
 
 use crate::model::environment::RunEnvironment;
 use crate::model::result::RunResult;
+use crate::model::values::Values;
 
 /// The environments recorded with `runs` (older runs have none).
 fn envs(runs: &[RunResult]) -> Vec<&RunEnvironment> {
@@ -16,11 +17,10 @@ fn envs(runs: &[RunResult]) -> Vec<&RunEnvironment> {
 
 /// Mean 1-minute load average per CPU just before the runs.
 fn load_per_cpu(envs: &[&RunEnvironment]) -> Option<f64> {
-    let v: Vec<f64> = envs
-        .iter()
+    envs.iter()
         .filter_map(|e| Some(e.load_before?[0] / e.cpus.max(1) as f64))
-        .collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        .collect::<Values>()
+        .mean()
 }
 
 fn max_steal(envs: &[&RunEnvironment]) -> Option<f64> {
@@ -114,12 +114,14 @@ fn gap(b: &[f64], c: &[f64]) -> Option<(f64, f64, f64)> {
     if b.is_empty() || c.is_empty() {
         return None;
     }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (mb, mc) = (mean(b), mean(c));
-    let ss = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+    let (b, c) = (
+        Values::new(b.iter().copied()),
+        Values::new(c.iter().copied()),
+    );
+    let (mb, mc) = (b.mean()?, c.mean()?);
     let df = (b.len() + c.len()).saturating_sub(2);
     let sd = if df > 0 {
-        ((ss(b, mb) + ss(c, mc)) / df as f64).sqrt()
+        ((b.sum_sq() + c.sum_sq()) / df as f64).sqrt()
     } else {
         0.0
     };

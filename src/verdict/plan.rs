@@ -28,10 +28,11 @@ use crate::config::thresholds::GateConfig;
 use crate::model::baseline::Baseline;
 use crate::model::metric::Metric;
 use crate::model::result::RunResult;
+use crate::model::values::Values;
 use crate::verdict::figure;
 use crate::verdict::sequential::Design;
 use crate::verdict::stats::exact::requests_to_bound;
-use crate::verdict::stats::{sd, t_quantile, two_sample, z};
+use crate::verdict::stats::{t_quantile, two_sample, z};
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 use std::fmt::Write;
 
@@ -92,13 +93,10 @@ pub fn plan(base: &Baseline, cfg: &GateConfig, design: &Design, interleave: bool
                     advice: Some(why),
                 };
             }
-            let logs: Vec<f64> = runs
-                .iter()
-                .filter_map(|x| figure::of_run(x, t.metric))
-                .filter(|v| *v > 0.0)
-                .map(f64::ln)
-                .collect();
-            let spread = (logs.len() >= 2).then(|| sd(&logs)).flatten();
+            let spread = Values::logs_of_positive(
+                runs.iter().filter_map(|x| figure::of_run(x, t.metric)),
+            )
+            .sd();
             let look = Look { r, floor, m, interleave };
             let runs_needed = spread.and_then(|s| look.settles(s, design));
             let detectable_pct = spread.map(|s| (look.caught_at_cap(s, design).exp() - 1.0) * 100.0);
@@ -299,12 +297,12 @@ pub fn secs_per_run(runs: &[RunResult]) -> f64 {
 /// The mean wall time of the quality passes `runs` made (s), which a run's duration leaves
 /// out; 0 without a timed pass.
 pub fn secs_per_pass(runs: &[RunResult]) -> f64 {
-    let timed: Vec<f64> = runs
-        .iter()
+    runs.iter()
         .filter_map(|r| r.quality.as_ref().map(|q| q.seconds))
         .filter(|s| *s > 0.0)
-        .collect();
-    timed.iter().sum::<f64>() / timed.len().max(1) as f64
+        .collect::<Values>()
+        .mean()
+        .unwrap_or(0.0)
 }
 
 /// The plan of `base` under `cfg` and `design`, as the terminal shows it.
@@ -401,8 +399,8 @@ mod tests {
         for _ in 0..n {
             let base_error = s / (look.r as f64).sqrt() * unit.sample(rng);
             let runs: Vec<f64> = (0..k).map(|_| effect + s * unit.sample(rng)).collect();
-            let mean = runs.iter().sum::<f64>() / k as f64;
-            let var = sd(&runs).unwrap().powi(2);
+            let runs = Values::new(runs);
+            let (mean, var) = (runs.mean().unwrap(), runs.var().unwrap());
             let (v, df) = two_sample([Some(s * s), Some(var)], [look.r, k]).unwrap();
             let d = mean - base_error;
             let bar = (t_quantile(1.0 - share / look.m, df) * v.sqrt()).max(look.floor);

@@ -44,6 +44,7 @@ use crate::error::BenchError;
 use crate::model::comparison::Row;
 use crate::model::comparison::{Comparison, SequenceSummary, Stop, Verdict};
 use crate::model::metric::Metric;
+use crate::model::values::{Values, MAD_TO_SD};
 use crate::verdict::gate::Spend;
 use crate::verdict::stats::two_sample;
 use serde::{Deserialize, Serialize};
@@ -410,48 +411,32 @@ fn to_cap(spreads: [Option<f64>; 2], runs: usize, n: usize, cap: usize) -> Optio
     (now > 0.0).then(|| ((then / now).sqrt(), df))
 }
 
-/// The logs of a row's positive per-run values.
-fn logs(values: &[f64]) -> Vec<f64> {
-    values
-        .iter()
-        .filter(|x| **x > 0.0)
-        .map(|x| x.ln())
-        .collect()
-}
-
 /// The variance of the logs of a row's per-run values; `None` below two positive values.
 fn log_var(values: &[f64]) -> Option<f64> {
-    crate::verdict::stats::sd(&logs(values)).map(|s| s * s)
+    Values::logs_of_positive(values.iter().copied()).var()
 }
 
 /// The share of a row's run-to-run spread that the bulk of its runs show, from each arm's
 /// runs' own values: their logs' median absolute deviation, each arm's about its own median
-/// (× 1.4826, the normal's SD), over their standard deviation (about each arm's mean), at
-/// most 1. About 1 when the runs spread evenly; well below 1 when a few runs lie far from the
-/// rest. 1 when the arms have fewer than three runs' degrees of freedom between them.
+/// (× [`MAD_TO_SD`], the normal's SD), over their standard deviation (about each arm's mean),
+/// at most 1. About 1 when the runs spread evenly; well below 1 when a few runs lie far from
+/// the rest. 1 when the arms have fewer than three runs' degrees of freedom between them.
 pub fn bulk_share(baseline: &[f64], candidate: &[f64]) -> f64 {
-    let median = |v: &mut Vec<f64>| -> f64 {
-        v.sort_by(f64::total_cmp);
-        let k = v.len();
-        (v[(k - 1) / 2] + v[k / 2]) / 2.0
-    };
     let (mut dev, mut ss, mut df) = (Vec::new(), 0.0, 0);
     for values in [baseline, candidate] {
-        let mut logs = logs(values);
+        let logs = Values::logs_of_positive(values.iter().copied());
         if logs.len() < 2 {
             continue;
         }
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        ss += logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        ss += logs.sum_sq();
         df += logs.len() - 1;
-        let mid = median(&mut logs);
-        dev.extend(logs.iter().map(|x| (x - mid).abs()));
+        dev.extend_from_slice(logs.deviations().as_slice());
     }
     let sd = (ss / df.max(1) as f64).sqrt();
-    if df < 3 || sd < 1e-9 {
-        return 1.0;
+    match Values::new(dev).median() {
+        Some(mad) if df >= 3 && sd >= 1e-9 => (mad * MAD_TO_SD / sd).min(1.0),
+        _ => 1.0,
     }
-    (median(&mut dev) * 1.4826 / sd).min(1.0)
 }
 
 #[cfg(test)]

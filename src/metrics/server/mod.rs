@@ -23,6 +23,7 @@ pub mod promtext;
 
 use crate::engine::client::target::public;
 use crate::model::server::{Coverage, CoverageRow, GaugeSample, ServerMetrics};
+use crate::model::values::Values;
 use names::Names;
 use promtext::Scrape;
 use std::time::Duration;
@@ -136,8 +137,11 @@ pub fn summarize(url: &str, scrapes: &[Scrape], span_s: Option<f64>) -> ServerMe
             .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
     };
     let mean = |names: &[&str]| {
-        let v: Vec<f64> = scrapes.iter().filter_map(|s| value(s, names)).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        scrapes
+            .iter()
+            .filter_map(|s| value(s, names))
+            .collect::<Values>()
+            .mean()
     };
     m.running_peak = peak(n.running);
     m.waiting_peak = peak(n.waiting);

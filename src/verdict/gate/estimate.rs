@@ -10,6 +10,8 @@ use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample_in;
 use crate::model::metric::{Latency, Metric, Quantile, Turns};
 use crate::model::result::RunResult;
+use crate::model::values::Values;
+use crate::verdict::figure::of_run;
 use crate::verdict::mode::quantile_in_jump;
 use crate::verdict::quality::PairedCounts;
 use crate::verdict::stats::bootstrap::se_two;
@@ -352,22 +354,14 @@ fn percent_change(baseline: f64, candidate: f64) -> f64 {
     }
 }
 
-fn scalar(run: &RunResult, m: Metric) -> Option<f64> {
-    let t = &run.summary.throughput;
-    match m {
-        Metric::OutputThroughput => Some(t.output_tps),
-        Metric::RequestThroughput => Some(t.request_rps),
-        Metric::Goodput => t.goodput_rps,
-        _ => None,
-    }
-}
-
 /// A rate (one figure per run): the geometric means of both arms' runs, their pooled
 /// run-to-run spread as the noise — or, in pairs, the spread of the blocks' differences.
 fn rate(arms: Arms, metric: Metric) -> Estimated {
     let (base, cand) = (arms.base, arms.cand);
-    let log_of = |run: &RunResult| scalar(run, metric).filter(|v| *v > 0.0).map(f64::ln);
-    let logs = |runs: &[RunResult]| -> Vec<f64> { runs.iter().filter_map(log_of).collect() };
+    let log_of = |run: &RunResult| of_run(run, metric).filter(|v| *v > 0.0).map(f64::ln);
+    let logs = |runs: &[RunResult]| {
+        Values::logs_of_positive(runs.iter().filter_map(|r| of_run(r, metric)))
+    };
     let (lb, lc) = (logs(base), logs(cand));
     if lb.is_empty() || lc.is_empty() {
         // Goodput exists only with SLOs; say nothing rather than "no data".
@@ -380,11 +374,10 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
             }
         };
     }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let mean = |v: &Values| v.mean().unwrap_or(0.0);
     let (qa, qc) = (mean(&lb).exp(), mean(&lc).exp());
     let (r, k) = (lb.len() as f64, lc.len() as f64);
-    let var = |v: &[f64]| sd(v).map(|s| s * s);
-    let two = two_sample([var(&lb), var(&lc)], [lb.len(), lc.len()]);
+    let two = two_sample([lb.var(), lc.var()], [lb.len(), lc.len()]);
     // The spread of runs is the noise of a one-figure-per-run metric: Student's t with its
     // degrees of freedom (`two_sample`). With one run a side, counting noise stands in: a rate
     // from n completions carries about 1/√n relative noise.

@@ -50,9 +50,10 @@ use crate::model::quality::QualityRun;
 use crate::model::result::RunResult;
 use crate::model::server::ServerMetrics;
 use crate::model::stack::{Interaction, InteractionRow, Resolve};
+use crate::model::values::Values;
 use crate::verdict::stats::bootstrap::se_one;
 use crate::verdict::stats::runs::{arm_var, Runs};
-use crate::verdict::stats::{sd, t_quantile};
+use crate::verdict::stats::t_quantile;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// The metrics a stack reports.
@@ -125,19 +126,11 @@ impl Arm {
             Metric::Latency(Latency::Ttft, q) => (&self.ttft, q.p()),
             Metric::Latency(Latency::E2e, q) => (&self.e2e, q.p()),
             Metric::OutputThroughput => {
-                let logs: Vec<f64> = self
-                    .output_tps
-                    .iter()
-                    .filter(|v| **v > 0.0)
-                    .map(|v| v.ln())
-                    .collect();
-                if logs.is_empty() {
-                    return None;
-                }
+                let logs = Values::logs_of_positive(self.output_tps.iter().copied());
                 return Some(Cell {
-                    value: logs.iter().sum::<f64>() / logs.len() as f64,
+                    value: logs.mean()?,
                     runs: logs.len(),
-                    per_run: sd(&logs).map(|s| s * s),
+                    per_run: logs.var(),
                     sampling: 0.0,
                 });
             }
@@ -157,8 +150,7 @@ impl Arm {
 
     /// The mean of a server figure over the runs that have it.
     fn server_mean(&self, f: impl Fn(&ServerMetrics) -> Option<f64>) -> Option<f64> {
-        let v: Vec<f64> = self.server.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        self.server.iter().filter_map(f).collect::<Values>().mean()
     }
 }
 

@@ -79,6 +79,7 @@ pub mod exact;
 pub mod runs;
 
 use crate::metrics::quantile::Sample;
+use crate::model::values::Values;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// The variance of a difference of two arms' means of runs and its degrees of freedom, from
@@ -114,13 +115,9 @@ pub fn two_sample(spreads: [Option<f64>; 2], runs: [usize; 2]) -> Option<(f64, f
     Some((var, df))
 }
 
-/// Sample standard deviation (n − 1).
+/// Sample standard deviation (n − 1) of a slice ([`Values::sd`]).
 pub fn sd(v: &[f64]) -> Option<f64> {
-    if v.len() < 2 {
-        return None;
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    Some((v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
+    Values::new(v.iter().copied()).sd()
 }
 
 /// Two-sided Mann–Whitney U p-value, normal approximation with tie correction. Values equal at
