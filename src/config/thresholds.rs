@@ -116,6 +116,17 @@ pub fn check_alpha(alpha: f64) -> Result<(), BenchError> {
     )))
 }
 
+/// `bench history --min-change`: `5%` or `5` → 5.0.
+pub fn min_change_pct(s: &str) -> Result<f64, BenchError> {
+    s.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| BenchError::usage(format!("--min-change {s}: give a percentage such as 5%")))
+}
+
 /// Parses one `key = "value"` of a `[gate]` table.
 pub fn parse_threshold(key: &str, value: &str) -> Result<Threshold, String> {
     let metric: Metric = key.parse()?;

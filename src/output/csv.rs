@@ -19,6 +19,15 @@ pub fn escape(s: &str) -> String {
     }
 }
 
+/// A cell without [`escape`]'s formula guard (`'=x` → `=x`); the control-character escapes
+/// stay as stored.
+pub fn unescape(s: &str) -> String {
+    match s.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(['=', '+', '-', '@', '\t', '\r']) => rest.to_string(),
+        _ => s.to_string(),
+    }
+}
+
 fn ms(us: u64) -> String {
     format!("{:.3}", us as f64 / 1000.0)
 }
@@ -538,6 +547,14 @@ mod tests {
     use super::*;
     use crate::model::record::Outcome;
     use crate::testkit::record;
+
+    #[test]
+    fn unescape_undoes_the_formula_guard_and_nothing_else() {
+        for s in ["=SUM(A1)", "+1", "-2 ms", "@x", "plain", "'quoted", ""] {
+            assert_eq!(unescape(&escape(s)), s);
+        }
+        assert_eq!(unescape("'x"), "'x");
+    }
 
     #[test]
     fn formula_cells_are_escaped_and_units_named() {

@@ -8,6 +8,8 @@
 //! walk away. α is shared over the metrics tested (Bonferroni), so a history of nothing
 //! changed is flagged somewhere with probability ≤ α.
 
+pub mod load;
+
 use super::drift::{change_point, flagged};
 use crate::model::history::{Entry, History, Series, Value};
 
@@ -84,4 +86,22 @@ pub fn history(scenario: &str, mut entries: Vec<Entry>, alpha: f64, floor_pct: f
         floor_pct,
         method: "change point of ln(value): a shift (Hawkins 1977) or a drift (two-phase regression, Hinkley 1969), max statistic tested by 999 seeded permutations (Antoch & Hušková 2001)".into(),
     }
+}
+
+/// One history per scenario of `entries` (only `only`'s, when given), in name order.
+pub fn by_scenario(
+    entries: Vec<Entry>,
+    only: Option<&str>,
+    alpha: f64,
+    floor_pct: f64,
+) -> Vec<History> {
+    let mut groups: std::collections::BTreeMap<String, Vec<Entry>> = Default::default();
+    for e in entries {
+        groups.entry(e.scenario.clone()).or_default().push(e);
+    }
+    groups
+        .into_iter()
+        .filter(|(k, _)| only.is_none_or(|s| s == k))
+        .map(|(s, e)| history(&s, e, alpha, floor_pct))
+        .collect()
 }
