@@ -161,6 +161,29 @@ fn every_module_imports_only_its_layer_or_below_and_there_are_no_cycles() {
     }
 }
 
+/// The command line is parsed in one place: the clap types of `cli.rs` reach `commands/`
+/// (which map them) and `config/` (which turns them into typed configuration), and no deeper
+/// code sees them.
+#[test]
+fn only_commands_and_config_see_the_command_line() {
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let wrong: Vec<&String> = files
+        .iter()
+        .filter(|(_, top, code)| {
+            !["commands", "config", "cli"].contains(&top.as_str()) && imports(code).contains("cli")
+        })
+        .map(|(file, _, _)| file)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "crate::cli imported outside commands/ and config/: {wrong:?}"
+    );
+}
+
 #[test]
 fn lib_rs_documents_the_same_layers() {
     let lib =

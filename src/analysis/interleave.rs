@@ -12,8 +12,7 @@
 //! `GET /models` to answer before the next run). The control's vars must then equal the
 //! baseline's, or the comparison would not be the one recorded.
 
-use crate::cli::RunOpts;
-use crate::config::kv;
+use crate::config::flags::Flags;
 use crate::config::run::RunSpec;
 use crate::engine::client::target::redact;
 use crate::engine::client::{list_models, Target};
@@ -49,24 +48,16 @@ pub fn block(i: usize) -> [Arm; 2] {
     }
 }
 
-/// Replaces (or removes, with `None`) `key` among `KEY=VALUE` items.
-fn set(items: &mut Vec<String>, key: &str, value: Option<&str>) {
-    items.retain(|i| kv::pair("", i).map_or(true, |(k, _)| k != key));
-    if let Some(v) = value {
-        items.push(format!("{key}={v}"));
-    }
-}
-
 /// The run flags of the control arm: the candidate's, with every var that differs from the
 /// baseline set back to the baseline's value.
 pub fn control_opts(
     base: &Baseline,
     cand: &RunSpec,
-    opts: &RunOpts,
+    flags: &Flags,
     baseline_endpoint: Option<&str>,
     switch: bool,
-) -> Result<RunOpts, BenchError> {
-    let mut o = opts.clone();
+) -> Result<Flags, BenchError> {
+    let mut o = flags.clone();
     let sim_keys: Vec<String> = cand
         .sim
         .as_ref()
@@ -80,13 +71,13 @@ pub fn control_opts(
             continue;
         }
         if sim_keys.contains(key) {
-            set(&mut o.opts, key, want);
+            o.set_opt(key, want);
         } else if cand.scenario.request.body_vars.contains(key) {
-            set(&mut o.vars, key, want);
+            o.set_var(key, want);
         } else if let Some(field) = key.strip_prefix("param.") {
-            set(&mut o.params, field, want);
+            o.set_param(field, want);
         } else if baseline_endpoint.is_some() || switch {
-            set(&mut o.vars, key, want);
+            o.set_var(key, want);
         } else {
             return Err(BenchError::usage(format!(
                 "--interleave cannot reach the baseline's configuration: `{key}` is only a label of the server ({} → {}); give --baseline-endpoint URL or --switch 'CMD {{arm}}'",
@@ -96,7 +87,7 @@ pub fn control_opts(
         }
     }
     if let Some(e) = baseline_endpoint {
-        o.endpoint = Some(e.to_string());
+        o.set_endpoint(e);
     }
     Ok(o)
 }
@@ -255,13 +246,5 @@ mod tests {
         let order: Vec<Arm> = (0..3).flat_map(block).collect();
         use Arm::{Baseline as A, Candidate as B};
         assert_eq!(order, [A, B, B, A, A, B]);
-    }
-
-    #[test]
-    fn keys_are_replaced_or_removed() {
-        let mut v = vec!["a=1".to_string(), "b=2".to_string()];
-        set(&mut v, "a", Some("9"));
-        set(&mut v, "b", None);
-        assert_eq!(v, ["a=9"]);
     }
 }

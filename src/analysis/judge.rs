@@ -304,7 +304,7 @@ impl Judge<'_> {
         let opts = control_opts(
             &stored,
             &spec,
-            arm.opts,
+            arm.flags,
             arm.baseline_endpoint,
             arm.switch.is_some(),
         )?;
@@ -433,7 +433,7 @@ impl Judge<'_> {
 /// How `--interleave` reaches the baseline's configuration.
 pub struct ControlArm<'a> {
     pub scenario_path: &'a Path,
-    pub opts: &'a crate::cli::RunOpts,
+    pub flags: &'a crate::config::flags::Flags,
     pub baseline_endpoint: Option<&'a str>,
     pub switch: Option<&'a str>,
 }

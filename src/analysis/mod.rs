@@ -1,8 +1,8 @@
-//! What is built on runs: the interleaved arms of `bench compare --interleave`
-//! ([`interleave`]), the throughput–latency [`sweep`], how changes combine ([`stack`]'s
-//! runs), the symptom → technique [`diagnose`], distributed runs' [`merge`], and the harness's
-//! own cost ([`selftest`]), and a scenario's [`history`] of compares with its change points
-//! ([`drift`]).
+//! What is built on runs: a compare's runs and looks ([`judge`]) with the interleaved arms of
+//! `bench compare --interleave` ([`interleave`]), the throughput–latency [`sweep`] with its
+//! [`saturation`] test, how changes combine ([`stack`]'s runs), the symptom → technique
+//! [`diagnose`], distributed runs' [`merge`], the harness's own cost ([`selftest`]), and a
+//! scenario's [`history`] of compares with its change points ([`drift`]).
 
 pub mod diagnose;
 pub mod drift;

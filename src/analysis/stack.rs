@@ -4,8 +4,7 @@
 //! repetitions) — then judged by [`crate::verdict::stack`] (factorial) or the gate
 //! (ladder, each step against the one before).
 
-use crate::cli::{RunOpts, StackArgs};
-use crate::config::kv;
+use crate::config::flags::Flags;
 use crate::config::run::RunSpec;
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
@@ -15,7 +14,7 @@ use crate::model::result::RunResult;
 use crate::model::stack::{InteractionRow, Ladder, LadderStep};
 use crate::session::Session;
 use crate::verdict::compare::compare;
-use crate::verdict::stack::{factorial as interactions, recommended_rank, Arm};
+use crate::verdict::stack::{factorial as interactions, Arm};
 use std::path::{Path, PathBuf};
 
 /// A change: `(key, value)`.
@@ -26,7 +25,7 @@ pub struct StackPlan {
     /// The scenario as read, once; every configuration's spec is built from it.
     pub loaded: crate::model::scenario::Scenario,
     pub scenario: PathBuf,
-    pub opts: RunOpts,
+    pub flags: Flags,
     pub base: Vec<Change>,
     /// In the order they are applied (the recommended one with `--recommended`).
     pub tries: Vec<Change>,
@@ -38,36 +37,6 @@ pub struct StackPlan {
 }
 
 impl StackPlan {
-    pub fn from_args(args: &StackArgs, out: PathBuf) -> Result<StackPlan, BenchError> {
-        let base = kv::list("--base", args.base.as_deref().unwrap_or(""))?;
-        let mut tries: Vec<Change> = Vec::new();
-        for t in &args.tries {
-            tries.extend(kv::list("--try", t)?);
-        }
-        if tries.is_empty() {
-            return Err(BenchError::usage("give at least one --try KEY=VALUE"));
-        }
-        if !args.ladder && tries.len() > 3 {
-            return Err(BenchError::usage(
-                "the factorial takes at most 3 changes (8 configurations); use --ladder for longer stacks",
-            ));
-        }
-        if args.recommended {
-            tries.sort_by_key(|(k, _)| recommended_rank(k));
-        }
-        Ok(StackPlan {
-            loaded: crate::config::scenario::load(&args.scenario)?,
-            scenario: args.scenario.clone(),
-            opts: args.opts.clone(),
-            base,
-            tries,
-            repeat: crate::config::values::repeats(args.repeat)?,
-            keep_going: args.keep_going,
-            out,
-            pool: args.from.as_deref().map(runs_in).transpose()?,
-        })
-    }
-
     /// `quant=int4`, … in order.
     pub fn names(&self) -> Vec<String> {
         self.tries.iter().map(|(k, v)| format!("{k}={v}")).collect()
@@ -88,8 +57,7 @@ impl StackPlan {
 
     /// One run of the base plus `changes`, measured now on the simulator.
     async fn measure(&self, changes: &[&Change], out: &Path) -> Result<RunResult, BenchError> {
-        let mut o = self.opts.clone();
-        o.opts.extend(
+        let o = self.flags.clone().with_opts(
             self.base
                 .iter()
                 .chain(changes.iter().copied())
@@ -162,7 +130,7 @@ fn label(changes: &[&Change]) -> String {
 /// error naming it; one marked interrupted is
 /// left out, said on stderr; the same run found twice (a copied directory) is an error, since
 /// it would count as two repetitions.
-fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
+pub fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -303,13 +271,13 @@ mod tests {
         StackPlan {
             loaded: crate::testkit::scenario(""),
             scenario: PathBuf::new(),
-            opts: {
+            flags: {
                 use clap::Parser;
                 let cli = crate::cli::Cli::try_parse_from(["bench", "run", "s.toml"]).unwrap();
                 let crate::cli::Command::Run(args) = cli.command else {
                     unreachable!()
                 };
-                args.opts
+                Flags::from(&args.opts)
             },
             base: vec![("quant".into(), "none".into())],
             tries: vec![("quant".into(), "int4".into())],

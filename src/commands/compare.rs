@@ -5,6 +5,7 @@
 
 use crate::analysis::judge::{ControlArm, Cut, Judge, Size};
 use crate::cli::{CompareArgs, Undecided};
+use crate::config::flags::Flags;
 use crate::config::run::RunSpec;
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
@@ -15,7 +16,8 @@ use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     // Read once: the control arm of an interleave is built from the same typed scenario.
     let scenario = crate::config::scenario::load(&args.scenario)?;
-    let spec = RunSpec::from_scenario(scenario.clone(), &args.scenario, &args.opts)?;
+    let flags = Flags::from(&args.opts);
+    let spec = RunSpec::from_scenario(scenario.clone(), &args.scenario, &flags)?;
     let cfg = GateConfig::for_scenario(args.gate.as_deref(), &spec.scenario, args.alpha)?;
     let judge = Judge {
         cfg: &cfg,
@@ -57,7 +59,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let judged = if args.interleave {
         let arm = ControlArm {
             scenario_path: &args.scenario,
-            opts: &args.opts,
+            flags: &flags,
             baseline_endpoint: args.baseline_endpoint.as_deref(),
             switch: args.switch.as_deref(),
         };
@@ -65,7 +67,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             .interleaved(stored, (scenario, spec), &arm, &rejudge)
             .await
     } else if !args.candidate.is_empty() {
-        if !args.opts.opts.is_empty() || args.opts.endpoint.is_some() {
+        if flags.configures_a_run() {
             crate::say!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
         }
         judge

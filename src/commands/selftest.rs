@@ -2,8 +2,9 @@
 //! only the reference server.
 
 use crate::analysis::selftest::server::FastServer;
-use crate::analysis::selftest::{level, memory, tables, Reference};
+use crate::analysis::selftest::{level, memory, Reference};
 use crate::cli::SelftestArgs;
+use crate::config::selftest::tables;
 use crate::error::BenchError;
 use crate::{output, EXIT_OK};
 use std::io::Write;

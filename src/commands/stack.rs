@@ -1,12 +1,16 @@
 //! `bench stack`: how optimizations combine — a factorial of up to 3 changes, or a ladder
 //! applying them one at a time.
 
-use crate::analysis::stack::{factorial, ladder, StackPlan};
+use crate::analysis::stack::{factorial, ladder, runs_in, StackPlan};
 use crate::cli::StackArgs;
+use crate::config::flags::Flags;
+use crate::config::kv;
 use crate::config::run::{default_out_dir, RunSpec};
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
+use crate::verdict::stack::recommended_rank;
 use crate::{output, EXIT_OK, EXIT_REGRESSION};
+use std::path::PathBuf;
 
 pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     let out = args
@@ -17,11 +21,11 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     if args.from.is_none() {
         output::check_fresh(&out)?;
     }
-    let plan = StackPlan::from_args(&args, out)?;
+    let plan = plan_of(&args, out)?;
     let owner = args.owner.clone().unwrap_or_else(super::default_owner);
     if args.ladder {
         // Each step is gated with the scenario's own thresholds over the defaults.
-        let spec = RunSpec::from_scenario(plan.loaded.clone(), &args.scenario, &args.opts)?;
+        let spec = RunSpec::from_scenario(plan.loaded.clone(), &args.scenario, &plan.flags)?;
         let gate = GateConfig::new(
             &[spec.scenario.gate.as_slice()],
             crate::config::thresholds::DEFAULT_ALPHA,
@@ -146,4 +150,35 @@ mod tests {
             "the recommended order puts quantization first"
         );
     }
+}
+
+/// The flags as a checked [`StackPlan`], before the first run.
+fn plan_of(args: &StackArgs, out: PathBuf) -> Result<StackPlan, BenchError> {
+    let base = kv::list("--base", args.base.as_deref().unwrap_or(""))?;
+    let mut tries: Vec<(String, String)> = Vec::new();
+    for t in &args.tries {
+        tries.extend(kv::list("--try", t)?);
+    }
+    if tries.is_empty() {
+        return Err(BenchError::usage("give at least one --try KEY=VALUE"));
+    }
+    if !args.ladder && tries.len() > 3 {
+        return Err(BenchError::usage(
+            "the factorial takes at most 3 changes (8 configurations); use --ladder for longer stacks",
+        ));
+    }
+    if args.recommended {
+        tries.sort_by_key(|(k, _)| recommended_rank(k));
+    }
+    Ok(StackPlan {
+        loaded: crate::config::scenario::load(&args.scenario)?,
+        scenario: args.scenario.clone(),
+        flags: Flags::from(&args.opts),
+        base,
+        tries,
+        repeat: crate::config::values::repeats(args.repeat)?,
+        keep_going: args.keep_going,
+        out,
+        pool: args.from.as_deref().map(runs_in).transpose()?,
+    })
 }

@@ -8,6 +8,7 @@
 //! embedded simulator, every engine option. Vars are outside the scenario hash, so changing
 //! one is a one-variable change of the same traffic.
 
+use super::flags::Flags;
 use super::kv;
 use super::overrides::Overrides;
 use crate::cli::RunOpts;
@@ -66,7 +67,8 @@ impl std::fmt::Debug for RunSpec {
 impl RunSpec {
     /// Loads `scenario_file`, applies the flags and checks everything.
     pub fn from_args(scenario_file: &Path, args: &RunOpts) -> Result<RunSpec, BenchError> {
-        Self::from_scenario(super::scenario::load(scenario_file)?, scenario_file, args)
+        let flags = Flags::from(args);
+        Self::from_scenario(super::scenario::load(scenario_file)?, scenario_file, &flags)
     }
 
     /// [`RunSpec::from_args`] on a scenario already read from `scenario_file`: a command that
@@ -75,8 +77,9 @@ impl RunSpec {
     pub fn from_scenario(
         mut scenario: Scenario,
         scenario_file: &Path,
-        args: &RunOpts,
+        flags: &Flags,
     ) -> Result<RunSpec, BenchError> {
+        let args = &flags.0;
         overrides(args).apply(&mut scenario)?;
         if let Some(u) = &args.metrics_url {
             super::values::check_endpoint(u).map_err(|_| {
