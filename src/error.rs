@@ -41,6 +41,11 @@ pub enum BenchError {
     },
     #[error("{0}")]
     Runtime(String),
+    /// The command stopped part-way after its work was kept (an interrupted baseline or
+    /// compare, a failed shard): exit 2, this text printed as it is — it says what happened
+    /// and where the finished runs are (empty: nothing more to say).
+    #[error("{0}")]
+    Stopped(String),
 }
 
 impl BenchError {

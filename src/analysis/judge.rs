@@ -253,7 +253,7 @@ impl Judge<'_> {
         stored: Baseline,
         spec: RunSpec,
         rejudge: &str,
-    ) -> Result<Judged, Cut> {
+    ) -> Result<Judged, BenchError> {
         let session = Session::new(spec)?;
         let out = session.out_dir(&session.spec().scenario.name);
         crate::output::check_fresh(&out)?;
@@ -280,8 +280,12 @@ impl Judge<'_> {
         );
         match done.stopped {
             None => crate::say!("candidate runs written to {}", out.display()),
-            Some(Stopped::Failed(e)) => return Err(Cut::Said(format!("error: {e}{hint}"))),
-            Some(Stopped::Interrupted) => return Err(Cut::Said(hint.trim_start().to_string())),
+            Some(Stopped::Failed(e)) => {
+                return Err(BenchError::Stopped(format!("error: {e}{hint}")))
+            }
+            Some(Stopped::Interrupted) => {
+                return Err(BenchError::Stopped(hint.trim_start().to_string()))
+            }
         }
         let n = done.runs.len();
         let comparison = looks.finish(n, |s| self.compare(&stored, &done.runs, s))?;
@@ -300,7 +304,7 @@ impl Judge<'_> {
         (scenario, spec): (Scenario, RunSpec),
         arm: &ControlArm<'_>,
         rejudge: &str,
-    ) -> Result<Judged, Cut> {
+    ) -> Result<Judged, BenchError> {
         let opts = control_opts(
             &stored,
             &spec,
@@ -345,7 +349,7 @@ impl Judge<'_> {
             },
         )
         .await
-        .map_err(|e| Cut::Said(format!("error: {e}{}", hint())))?;
+        .map_err(|e| BenchError::Stopped(format!("error: {e}{}", hint())))?;
         crate::say!("control and candidate runs written under {}", out.display());
         let base = Baseline::new(&name, a)?;
         let comparison = looks.finish(b.len(), |s| self.compare(&base, &b, s))?;
@@ -436,20 +440,6 @@ pub struct ControlArm<'a> {
     pub flags: &'a crate::config::flags::Flags,
     pub baseline_endpoint: Option<&'a str>,
     pub switch: Option<&'a str>,
-}
-
-/// A compare that ended before its verdict.
-#[derive(Debug)]
-pub enum Cut {
-    /// Said already, with where the finished runs are kept (exit 2).
-    Said(String),
-    Error(BenchError),
-}
-
-impl From<BenchError> for Cut {
-    fn from(e: BenchError) -> Cut {
-        Cut::Error(e)
-    }
 }
 
 /// After a compare stopped part-way with runs on disk (`any`): where they are (`what` are

@@ -8,7 +8,7 @@ use crate::model::baseline::Baseline;
 use crate::session::repeat::{repeat, Layout, Stopped};
 use crate::session::Session;
 use crate::verdict::baseline as store;
-use crate::{output, EXIT_ERROR, EXIT_OK};
+use crate::{output, EXIT_OK};
 
 pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     if args.list {
@@ -84,15 +84,15 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
         None => done.runs,
         Some(Stopped::Interrupted) => {
             let whole = done.runs.iter().filter(|r| r.complete).count();
-            if whole > 0 {
-                crate::say!(
+            return Err(BenchError::Stopped(match whole {
+                0 => String::new(),
+                _ => format!(
                     "baseline {} not stored: interrupted; the {whole} finished repetitions are kept under {} — {}",
                     args.name,
                     stem.display(),
                     keep(&stem)
-                );
-            }
-            return Ok(EXIT_ERROR);
+                ),
+            }));
         }
         Some(Stopped::Failed(e)) => return Err(e),
     };

@@ -3,7 +3,7 @@
 //! (`--interleave`) — against a stored baseline (or `--against RUN.json`, or stored control
 //! runs: `--control`); exit 1 on a regression, or on an undecided row with `--undecided fail`.
 
-use crate::analysis::judge::{ControlArm, Cut, Judge, Size};
+use crate::analysis::judge::{ControlArm, Judge, Size};
 use crate::cli::{CompareArgs, Undecided};
 use crate::config::flags::Flags;
 use crate::config::run::RunSpec;
@@ -11,7 +11,7 @@ use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::verdict::compare::comparable;
 use crate::verdict::stored as stored_runs;
-use crate::{output, EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
+use crate::{output, EXIT_OK, EXIT_REGRESSION};
 
 pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     // Read once: the control arm of an interleave is built from the same typed scenario.
@@ -70,22 +70,11 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         if flags.configures_a_run() {
             crate::say!("warning: --candidate given: --opt/--endpoint are ignored (the stored runs are judged as they are)");
         }
-        judge
-            .stored(stored, &args.candidate, &args.control)
-            .map_err(Cut::from)
+        judge.stored(stored, &args.candidate, &args.control)
     } else {
         judge.measured(stored, spec, &rejudge).await
     };
-    let mut j = match judged {
-        Ok(j) => j,
-        Err(Cut::Error(e)) => return Err(e),
-        Err(Cut::Said(text)) => {
-            if !text.is_empty() {
-                crate::say!("{text}");
-            }
-            return Ok(EXIT_ERROR);
-        }
-    };
+    let mut j = judged?;
     let c = &mut j.comparison;
     c.undecided_fails = args.strict || args.undecided == Undecided::Fail;
     c.revision = super::revision();

@@ -4,7 +4,7 @@
 
 use crate::error::BenchError;
 use crate::model::result::RunResult;
-use crate::{analysis, output, EXIT_ERROR, EXIT_OK};
+use crate::{analysis, output, EXIT_OK};
 use std::path::{Path, PathBuf};
 
 pub fn run(dirs: &[PathBuf], out: &Path) -> Result<u8, BenchError> {
@@ -18,8 +18,7 @@ pub fn run(dirs: &[PathBuf], out: &Path) -> Result<u8, BenchError> {
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     crate::out!("\nwrote {}", names.join(", "));
     if !merged.complete {
-        crate::say!("error: a shard was interrupted or failed; the merged run was written with complete: false");
-        return Ok(EXIT_ERROR);
+        return Err(BenchError::Stopped("error: a shard was interrupted or failed; the merged run was written with complete: false".into()));
     }
     Ok(EXIT_OK)
 }

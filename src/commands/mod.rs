@@ -32,6 +32,12 @@ pub fn main(cli: Cli) -> std::process::ExitCode {
     };
     match rt.block_on(dispatch(cli)) {
         Ok(code) => std::process::ExitCode::from(code),
+        Err(BenchError::Stopped(text)) => {
+            if !text.is_empty() {
+                crate::say!("{text}");
+            }
+            std::process::ExitCode::from(crate::EXIT_ERROR)
+        }
         Err(e) => {
             crate::say!("error: {e:#}");
             std::process::ExitCode::from(crate::EXIT_ERROR)

@@ -5,7 +5,7 @@ use crate::cli::RunArgs;
 use crate::config::run::RunSpec;
 use crate::error::BenchError;
 use crate::session::Session;
-use crate::{analysis, output, EXIT_ERROR, EXIT_OK};
+use crate::{analysis, output, EXIT_OK};
 use std::path::PathBuf;
 
 pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
@@ -48,5 +48,9 @@ pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
         let findings = analysis::diagnose::diagnose(&run);
         crate::out_text!("\n{}", output::diagnose::render(&run, &findings));
     }
-    Ok(if run.complete { EXIT_OK } else { EXIT_ERROR })
+    match run.complete {
+        true => Ok(EXIT_OK),
+        // The partial run is written, marked incomplete; the session said why.
+        false => Err(BenchError::Stopped(String::new())),
+    }
 }
