@@ -3,6 +3,8 @@
 //! top-level modules import each other. Test code (`tests.rs` and `tests_*.rs` files,
 //! `#[cfg(test)]` modules, `testkit.rs`) may reach across, and is left out.
 
+mod common;
+use common::rust_files;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -199,18 +201,6 @@ fn lib_rs_documents_the_same_layers() {
             lib.contains(&line),
             "src/lib.rs does not list layer {i} as `{line}`"
         );
-    }
-}
-
-/// Every `.rs` file under `dir`, recursively.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
     }
 }
 

@@ -8,9 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn bench() -> Command {
-    let mut c = common::bench();
-    c.env("CI", "1");
-    c
+    common::bench_ci()
 }
 
 fn text(o: &Output) -> String {

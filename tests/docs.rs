@@ -2,22 +2,12 @@
 //! a code comment carries dated history (git is the history; the dated validation record is
 //! `docs/gate-validation.md`), and every file the docs or the code cite exists.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::rust_files;
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// `YYYY-MM-DD` after a word that makes it history ("until 2026-12-04", "since …").

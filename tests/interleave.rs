@@ -4,6 +4,7 @@
 //! are judged again (`--control`, `--candidate`) to the same comparison.
 
 mod common;
+use common::read_json;
 
 use std::path::Path;
 use std::process::Command;
@@ -28,10 +29,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-fn read_json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// `bench compare SCENARIO --baselines STORE EXTRA…`: (exit code, stdout, stderr).

@@ -1,6 +1,7 @@
 //! End to end: the `bench` binary against the in-process test server.
 
 mod common;
+use common::read_json;
 
 use bench::model::metric::Latency;
 use bench::model::record::Outcome;
@@ -8,10 +9,6 @@ use bench::model::result::RunResult;
 use common::{Config, Fault};
 
 use common::bench;
-
-fn read_json(p: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 #[test]
 fn run_counts_every_outcome_and_writes_three_files() {

@@ -3,6 +3,7 @@
 //! traffic, and stored runs replayed to the very same verdicts.
 
 mod common;
+use common::read_json;
 
 use std::path::Path;
 use std::process::Output;
@@ -13,10 +14,6 @@ fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
-
-fn read_json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// The smoke scenario (20 requests a run on the simulator) with the error rate gated at

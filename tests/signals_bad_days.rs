@@ -12,10 +12,8 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 fn bench() -> Command {
-    let mut c = common::bench();
-    c.env("CI", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    let mut c = common::bench_ci();
+    c.stdout(Stdio::null()).stderr(Stdio::piped());
     c
 }
 

@@ -25,6 +25,30 @@ pub fn bench() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
 }
 
+/// The `bench` binary with `CI` set, as CI runs it (no progress bar).
+pub fn bench_ci() -> std::process::Command {
+    let mut c = bench();
+    c.env("CI", "1");
+    c
+}
+
+/// A JSON file bench wrote, parsed.
+pub fn read_json(p: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Every `.rs` file under `dir`, recursively.
+pub fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
 /// `bench ARGS…` run to its end (`CI` set, so no progress bar): its exit code, and its stdout
 /// and stderr as one text.
 pub fn bench_text(args: &[&str]) -> (Option<i32>, String) {
