@@ -4,7 +4,7 @@
 //!
 //! | what | renderer |
 //! |---|---|
-//! | run: terminal table | [`table`] |
+//! | run: terminal table | [`table`], with its windows ([`windows`]) and the server's figures ([`server`]) |
 //! | run: `requests.csv`, `summary.csv` | [`csv`] |
 //! | run: `--export vllm-json` | [`vllm`] |
 //! | comparison: terminal table, Markdown | [`compare`] |
@@ -15,7 +15,8 @@
 //! | diagnosis | [`diagnose`] |
 //! | the plan (`bench validate`) | [`plan`] |
 //! | `bench selftest` rows | [`selftest`] |
-//! | HTML pages for a run, a comparison, a sweep | [`html`] |
+//! | `bench history`: the compares and their change points | [`history`] |
+//! | HTML pages for a run, a comparison, a sweep, a stack, a baseline, a history | [`html`] |
 //!
 //! Every file is written to a temporary file in the same directory, flushed to disk and then
 //! renamed over the target, so a reader never sees half a file and a crash leaves either the
@@ -264,5 +265,7 @@ pub fn write_run_dir(dir: &Path, run: &RunResult) -> Result<Vec<PathBuf>, BenchE
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_history;
 #[cfg(test)]
 mod tests_hostile;
