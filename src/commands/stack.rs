@@ -81,6 +81,37 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     Ok(EXIT_OK)
 }
 
+/// The flags as a checked [`StackPlan`], before the first run.
+fn plan_of(args: &StackArgs, out: PathBuf) -> Result<StackPlan, BenchError> {
+    let base = kv::list("--base", args.base.as_deref().unwrap_or(""))?;
+    let mut tries: Vec<(String, String)> = Vec::new();
+    for t in &args.tries {
+        tries.extend(kv::list("--try", t)?);
+    }
+    if tries.is_empty() {
+        return Err(BenchError::usage("give at least one --try KEY=VALUE"));
+    }
+    if !args.ladder && tries.len() > 3 {
+        return Err(BenchError::usage(
+            "the factorial takes at most 3 changes (8 configurations); use --ladder for longer stacks",
+        ));
+    }
+    if args.recommended {
+        tries.sort_by_key(|(k, _)| recommended_rank(k));
+    }
+    Ok(StackPlan {
+        loaded: crate::config::scenario::load(&args.scenario)?,
+        scenario: args.scenario.clone(),
+        flags: Flags::from(&args.opts),
+        base,
+        tries,
+        repeat: crate::config::values::repeats(args.repeat)?,
+        keep_going: args.keep_going,
+        out,
+        pool: args.from.as_deref().map(runs_in).transpose()?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[tokio::test]
@@ -150,35 +181,4 @@ mod tests {
             "the recommended order puts quantization first"
         );
     }
-}
-
-/// The flags as a checked [`StackPlan`], before the first run.
-fn plan_of(args: &StackArgs, out: PathBuf) -> Result<StackPlan, BenchError> {
-    let base = kv::list("--base", args.base.as_deref().unwrap_or(""))?;
-    let mut tries: Vec<(String, String)> = Vec::new();
-    for t in &args.tries {
-        tries.extend(kv::list("--try", t)?);
-    }
-    if tries.is_empty() {
-        return Err(BenchError::usage("give at least one --try KEY=VALUE"));
-    }
-    if !args.ladder && tries.len() > 3 {
-        return Err(BenchError::usage(
-            "the factorial takes at most 3 changes (8 configurations); use --ladder for longer stacks",
-        ));
-    }
-    if args.recommended {
-        tries.sort_by_key(|(k, _)| recommended_rank(k));
-    }
-    Ok(StackPlan {
-        loaded: crate::config::scenario::load(&args.scenario)?,
-        scenario: args.scenario.clone(),
-        flags: Flags::from(&args.opts),
-        base,
-        tries,
-        repeat: crate::config::values::repeats(args.repeat)?,
-        keep_going: args.keep_going,
-        out,
-        pool: args.from.as_deref().map(runs_in).transpose()?,
-    })
 }
