@@ -249,14 +249,9 @@ fn latency(
     let sampling = se_two(&pb, &pc, p, cfg.replicates, seed ^ 0x5a).powi(2);
     let runs_factor = 1.0 / rb.len().max(1) as f64 + 1.0 / rc.len().max(1) as f64;
     // Judged in pairs when every block's two runs have enough values to bound the quantile
-    // distribution-free. A p95 of 8 or 40 values is a run's top one or two; paired as the
-    // mean of the runs' own p95 differences (the rejected per-run method) a busy 12-block
-    // A/A of 8-request runs false-failed a p95 in 2 of 10 rounds, and the rule is kept as
-    // it was validated: such quantiles are judged as two samples of runs. Checked again with
-    // the blocks drawn again (`paired_var`) on the 20 quiet 40-request 12-block llama-server
-    // A/A rounds: pairing their p95s made effect/SE spread 1.76–1.84 in variance where t(11)
-    // expects 1.22 (two samples: 1.12–1.32 against t(22)'s 1.10) and failed p95 rows in 2
-    // rounds (two samples: 1) — too narrow, so still not.
+    // distribution-free; a p95 of 8 or 40 values is a run's top one or two, and pairing such
+    // quantiles makes the interval too narrow (docs/gate-validation.md), so they are judged
+    // as two samples of runs.
     let min_n = min_n_for_quantile(p, cfg.alpha);
     let paired = arms.pairs.and_then(|pairs| {
         let enough = pairs
@@ -295,10 +290,8 @@ fn latency(
         effect,
         se,
         // Student's t with the runs' own degrees of freedom, also when the runs agree: three
-        // runs that happen to agree are weak evidence that runs never differ, and the normal
-        // quantile Welch–Satterthwaite gives then made a quiet A/A of 3 × 40 llama-server
-        // requests false-fail on its p95 (Hartung–Knapp; the SE stays ≥ the sampling part).
-        // In pairs: k − 1 for k blocks.
+        // runs that happen to agree are weak evidence that runs never differ (Hartung–Knapp;
+        // the SE stays ≥ the sampling part). In pairs: k − 1 for k blocks.
         df,
         n_baseline: nb,
         n_candidate: nc,

@@ -27,8 +27,7 @@ pub const P99_MIN_N: usize = 1000;
 /// The fewest values from which the p-quantile can be bounded without assuming a shape: the
 /// smallest n with pⁿ ≤ α/2, so that a distribution-free (order-statistic) two-sided 1 − α
 /// interval for it has an upper end below the largest value. With fewer, the quantile is
-/// the top few samples and a bootstrap of them is too narrow (a real A/A on llama-server
-/// with 8 requests a run failed on a p95 this way). α = 0.05: p50 6, p90 36, p95 72.
+/// the top few samples and a bootstrap of them is too narrow. α = 0.05: p50 6, p90 36, p95 72.
 pub fn min_n_for_quantile(p: f64, alpha: f64) -> usize {
     if !(0.0..1.0).contains(&p) {
         return usize::MAX;
@@ -41,9 +40,9 @@ pub fn min_n_for_quantile(p: f64, alpha: f64) -> usize {
 /// degrees of freedom where two samples of runs have 2k − 2, so it wins only when the blocks
 /// share enough (drift, a neighbour's load): at k = 6 the one-sided t quantiles at
 /// α/m = 0.01 are 3.36 against 2.76, so pairing wins once a block's two runs correlate
-/// beyond ≈ 0.33; at k = 3 (6.96 against 3.75) only beyond ≈ 0.71. On seven stored sets of
-/// llama-server rounds it was 0.06–0.51, median ≈ 0.33 (from the paired to two-sample SE
-/// ratio, 0.70–0.97). Fixed in advance, not chosen by which verdict is narrower, so α holds.
+/// beyond ≈ 0.33; at k = 3 (6.96 against 3.75) only beyond ≈ 0.71 (the correlation measured
+/// on llama-server is in docs/gate-validation.md). Fixed in advance, not chosen by which
+/// verdict is narrower, so α holds.
 pub const PAIRED_MIN_BLOCKS: usize = 6;
 
 /// When the two arms' runs alternate in time as `--interleave` runs them (ABBA… or ABAB…:

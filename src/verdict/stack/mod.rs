@@ -32,11 +32,8 @@
 //! (settled whatever the interaction), and, when |I| > f and sooner, the fewest with
 //! c(R) < |I| (the interaction shows if it stays at its size). The runs' part is planned at
 //! its 80 % upper confidence limit, u = df/χ²₀.₂(df) (2.43 at 4 df, 1.54 at 12), because a
-//! few runs see their own spread roughly: on stored llama-server runs (`validation/factorial-counts.py`)
-//! the spread measured from 2 runs a configuration predicted the half-width 4 runs then
-//! showed 1.53× too small in the median (in start order; 1.14–1.35× shuffled), the upper limit
-//! 0.98× (0.73–0.87×). On the seeded normal states of the test it is on the safe side: median
-//! count 26 where ≈ 14 would do, every row settled at that count.
+//! few runs see their own spread roughly; how the forecast fared on stored llama-server runs
+//! and on seeded states is in docs/gate-validation.md.
 //!
 //! **Ladder.** Changes are applied one at a time (in the given order, or the recommended
 //! recommended one with `--recommended`); each step is judged against the previous step with

@@ -28,21 +28,15 @@
 //! (seeded: `a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate`). Otherwise
 //! the critical value is Student's t with Σ_arm (runs − 1) degrees of freedom, the runs' own,
 //! also when the runs agree (Hartung–Knapp for few runs: with 3 runs a side, agreeing runs
-//! are weak evidence that runs never differ;
-//! Welch–Satterthwaite's df, which then grows without bound and gives the normal quantile, let
-//! a quiet llama-server A/A of 3 × 40 requests false-fail on its p95, effect 0.174 against a
-//! critical 0.158 at 128 df). With one run a side there is no run-to-run information at all,
-//! and a latency is not judged (inconclusive, saying so) rather than judged on within-run
-//! noise alone.
+//! are weak evidence that runs never differ, and Welch–Satterthwaite's df, which then grows
+//! without bound, gives the normal quantile). With one run a side there is no run-to-run
+//! information at all, and a latency is not judged (inconclusive, saying so) rather than
+//! judged on within-run noise alone.
 //!
-//! The alternative rejected: a random-effects model of the runs' *own* quantiles (the
-//! spread of each run's ln q_p, less its within-run bootstrap variance). A pooled quantile is
-//! not the mean of the runs' quantiles, and where runs lock into two states the two part
-//! ways: a p95 inside the slower state's values barely moves with how many runs flipped while
-//! each run's own p95 jumps between the states (SE 13× the real spread of the effect in the
-//! two-state test, so always inconclusive), and a p50 the mix moves across the gap moves
-//! *more* than the runs' p50s (SE 0.6×: over-confident). Drawing runs follows the statistic
-//! that is judged: 1.1–1.4× there (`a_pooled_quantile_of_two_state_runs_gets_the_noise_it_really_has`).
+//! The alternative rejected: a random-effects model of the runs' *own* quantiles. A pooled
+//! quantile is not the mean of the runs' quantiles, and where runs lock into two states the
+//! two part ways (too wide for a p95, too narrow for a p50); drawing runs follows the
+//! statistic that is judged (`a_pooled_quantile_of_two_state_runs_gets_the_noise_it_really_has`).
 //!
 //! **Interleaved runs are judged in pairs.** When the arms' runs alternate in time in ABBA
 //! blocks (`bench compare --interleave`; any runs whose start times pair up that way) and
@@ -52,13 +46,11 @@
 //! sampling noise. What a block's two runs share — drift, a neighbour's load, a slow minute —
 //! stays shared in every draw and cancels in d, where the two-sample model counts it twice as
 //! run-to-run spread. A quantile that each run has too few values to bound distribution-free
-//! (a p95 under 72 requests a run) is judged as two samples of runs: under the earlier
-//! per-run model the mean of such runs' p95 differences false-failed a p95 in 2 of 10 busy
-//! 12-block A/A rounds of 8-request runs (as two samples: none), and the rule stays as it was
-//! validated. Below 6 blocks the halved degrees of freedom cost more than pairing typically
-//! saves (the one-sided t quantile at α/m = 0.01 is 6.96 at 2 df against 3.75 at 4), so the
-//! two-sample model judges; the rule is fixed in advance, not chosen by which interval is
-//! narrower.
+//! (a p95 under 72 requests a run) is judged as two samples of runs. Below 6 blocks the
+//! halved degrees of freedom cost more than pairing typically saves, so the two-sample model
+//! judges; the rule is fixed in advance, not chosen by which interval is narrower.
+//!
+//! The A/A rounds and seeded sets these rules were chosen on are in `docs/gate-validation.md`.
 //!
 //! **Rates** (throughput, goodput: one figure a run, judged as the geometric mean of the runs)
 //! use the runs' spread directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom (or each
