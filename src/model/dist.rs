@@ -78,15 +78,6 @@ impl LengthDist {
         }
     }
 
-    /// The distribution's mean before clamping, for reports.
-    pub fn nominal_mean(&self) -> f64 {
-        match *self {
-            LengthDist::Fixed { value } => value as f64,
-            LengthDist::Uniform { min, max } => (min as f64 + max as f64) / 2.0,
-            LengthDist::Normal { mean, .. } | LengthDist::LogNormal { mean, .. } => mean,
-        }
-    }
-
     /// A short description for reports: `4`, `2–8`, `normal 300 ± 50`, `lognormal 300 ± 50`.
     pub fn describe(&self) -> String {
         match *self {
