@@ -101,7 +101,7 @@ fn the_shipped_gate_gates_only_rows_the_committed_baseline_can_decide() {
         .unwrap();
     let base = bench::verdict::baseline::load(&root.join("baselines/smoke/main.json")).unwrap();
     let design = Design::new(FIRST_LOOK, DEFAULT_MAX, DEFAULT_ALPHA);
-    let plan = bench::verdict::plan::plan(&base, &cfg, &design, false);
+    let plan = bench::verdict::forecast::plan(&base, &cfg, &design, false);
     assert!(plan.len() >= 6, "{plan:?}");
     for row in &plan {
         assert!(

@@ -113,7 +113,10 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
             crate::config::thresholds::DEFAULT_ALPHA,
         );
         crate::out!("what `bench compare` against it can decide (`bench compare --plan` for other settings):");
-        crate::out_text!("{}", crate::verdict::plan::text(&b, &cfg, &design, false));
+        crate::out_text!(
+            "{}",
+            crate::verdict::forecast::text(&b, &cfg, &design, false)
+        );
     }
     crate::out!(
         "wrote {} (run directories under {})",

@@ -41,7 +41,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         let design = judge.size.design(args.alpha);
         crate::out_text!(
             "{}",
-            crate::verdict::plan::text(&stored, &cfg, &design, args.interleave)
+            crate::verdict::forecast::text(&stored, &cfg, &design, args.interleave)
         );
         return Ok(EXIT_OK);
     }

@@ -8,7 +8,8 @@
 //! * [`mode`] — naming what is not a regression (a change of mode, runs that split in two);
 //!   [`environment`] — saying when the arms ran under different conditions.
 //! * [`figure`] — one run's own value of a metric, the gate's unit.
-//! * [`plan`] — what a baseline's runs say a compare can decide, before any request.
+//! * [`forecast`] — what a baseline's runs say a compare can decide, before any request
+//!   (`compare --plan`).
 //! * [`quality`] — the quality pass's answers, paired by item (`accuracy`, `agreement`).
 //! * [`sequential`] — adding runs until every gated row is settled, with α spent over the looks.
 //! * [`stack`] — how several changes combine (factorial interactions).
@@ -20,9 +21,9 @@ pub mod compare;
 pub mod decide;
 pub mod environment;
 pub mod figure;
+pub mod forecast;
 pub mod gate;
 pub mod mode;
-pub mod plan;
 pub mod quality;
 pub mod sequential;
 pub mod stack;

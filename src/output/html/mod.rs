@@ -1,6 +1,8 @@
-//! `bench report`, `bench compare --html`, `bench sweep` and `bench history`: one
-//! self-contained HTML page each (inline SVG and CSS, no scripts, no external assets). Pure:
-//! data → HTML.
+//! One self-contained HTML page each (inline SVG and CSS, no scripts, no external assets) for
+//! a run (`bench report`, [`run`]), a baseline's repetitions (`bench report`, `baseline`), a
+//! comparison (`bench compare --html`, [`compare`]), a sweep ([`sweep`]), a stack
+//! (`bench stack --html`, [`stack`]) and a history (`bench history --html`, [`history`]).
+//! Pure: data → HTML.
 //!
 //! Every page has one look: the configuration block first ([`config`]), then the verdict or
 //! the figures, then the plots an engineer reaches for — latency by percentile on a log
@@ -9,6 +11,7 @@
 //! is ≥ 12 px at the default width, axes are scaled to the data, and every number a page
 //! prints is one the terminal and the JSON print for the same run.
 
+mod baseline;
 pub mod compare;
 pub mod config;
 pub mod history;
@@ -16,14 +19,13 @@ pub mod plot;
 pub mod run;
 pub mod runs;
 pub mod stack;
-mod stored;
 pub mod sweep;
 
+pub use baseline::{baseline_report, effects_chart};
 pub use compare::compare_report;
 pub use history::history_report;
 pub use run::run_report;
 pub use stack::stack_report;
-pub use stored::{baseline_report, effects_chart};
 pub use sweep::sweep_report;
 
 use crate::metrics::quantile::Sample;
