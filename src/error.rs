@@ -45,7 +45,7 @@ pub enum BenchError {
     /// compare, a failed shard): exit 2, this text printed as it is — it says what happened
     /// and where the finished runs are (empty: nothing more to say).
     #[error("{0}")]
-    Stopped(String),
+    Incomplete(String),
 }
 
 impl BenchError {

@@ -19,7 +19,7 @@
 //! change over the history is at least a floor (5 % by default), so that a real but tiny
 //! change on a very steady series is not called drift.
 
-use crate::model::history::{ChangePoint, Kind};
+use crate::model::history::{ChangeKind, ChangePoint};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -107,7 +107,7 @@ impl Sums {
 
 /// The best fit of either model: (statistic, kind, onset). `z` is centred first, so that the
 /// running sums lose no precision to a large common level.
-fn best(z: &[f64]) -> Option<(f64, Kind, usize)> {
+fn best(z: &[f64]) -> Option<(f64, ChangeKind, usize)> {
     let n = z.len();
     if n < 2 * MIN_SEGMENT {
         return None;
@@ -116,17 +116,17 @@ fn best(z: &[f64]) -> Option<(f64, Kind, usize)> {
     let centred: Vec<f64> = z.iter().map(|v| v - mean).collect();
     let sums = Sums::new(&centred);
     let sse0 = sums.sse(0, n);
-    let mut top: Option<(f64, Kind, usize)> = None;
-    let mut consider = |sse1: f64, kind: Kind, k: usize| {
+    let mut top: Option<(f64, ChangeKind, usize)> = None;
+    let mut consider = |sse1: f64, kind: ChangeKind, k: usize| {
         let stat = (sse0 - sse1) / sse1.max(sse0 * 1e-12).max(1e-300);
         if top.is_none_or(|t| stat > t.0) {
             top = Some((stat, kind, k));
         }
     };
     for k in MIN_SEGMENT..=n - MIN_SEGMENT {
-        consider(sums.sse(0, k) + sums.sse(k, n), Kind::Shift, k);
+        consider(sums.sse(0, k) + sums.sse(k, n), ChangeKind::Shift, k);
         // Drift from k: flat through k − 1, then a slope (the hinge at k − 1).
-        consider(sums.hinge_sse(k), Kind::Drift, k);
+        consider(sums.hinge_sse(k), ChangeKind::Drift, k);
     }
     top
 }
@@ -150,8 +150,8 @@ pub fn change_point(values: &[f64], seed: u64) -> Option<ChangePoint> {
     let n = z.len();
     let before = z[..onset].iter().sum::<f64>() / onset as f64;
     let (after, per_step) = match kind {
-        Kind::Shift => (z[onset..].iter().sum::<f64>() / (n - onset) as f64, 0.0),
-        Kind::Drift => {
+        ChangeKind::Shift => (z[onset..].iter().sum::<f64>() / (n - onset) as f64, 0.0),
+        ChangeKind::Drift => {
             let (a, b, _) = hinge(&z, onset);
             (a + b * (n - onset) as f64, b)
         }
@@ -192,7 +192,7 @@ mod tests {
             });
             let cp = change_point(&v, 7).unwrap();
             assert!(flagged(&cp, 0.01, 5.0), "seed {seed}: {cp:?}");
-            assert_eq!(cp.kind, Kind::Drift, "seed {seed}: {cp:?}");
+            assert_eq!(cp.kind, ChangeKind::Drift, "seed {seed}: {cp:?}");
             assert!((14..=16).contains(&cp.onset), "seed {seed}: {cp:?}");
             assert!((2.0..4.0).contains(&cp.per_step_pct), "seed {seed}: {cp:?}");
         }
@@ -202,7 +202,7 @@ mod tests {
     fn a_shift_is_a_shift() {
         let v = noisy(30, 0.01, 3, |i| if i < 20 { 50.0 } else { 54.0 });
         let cp = change_point(&v, 7).unwrap();
-        assert_eq!((cp.kind, cp.onset), (Kind::Shift, 20), "{cp:?}");
+        assert_eq!((cp.kind, cp.onset), (ChangeKind::Shift, 20), "{cp:?}");
         assert!(flagged(&cp, 0.01, 5.0) == (cp.change_pct >= 5.0));
     }
 
@@ -229,19 +229,23 @@ mod tests {
     }
 
     /// The scan by direct fits at every onset, O(n²): what the running sums must reproduce.
-    fn best_direct(z: &[f64]) -> Option<(f64, Kind, usize)> {
+    fn best_direct(z: &[f64]) -> Option<(f64, ChangeKind, usize)> {
         let n = z.len();
         let sse0 = sse_const(z);
-        let mut top: Option<(f64, Kind, usize)> = None;
-        let mut consider = |sse1: f64, kind: Kind, k: usize| {
+        let mut top: Option<(f64, ChangeKind, usize)> = None;
+        let mut consider = |sse1: f64, kind: ChangeKind, k: usize| {
             let stat = (sse0 - sse1) / sse1.max(sse0 * 1e-12).max(1e-300);
             if top.is_none_or(|t| stat > t.0) {
                 top = Some((stat, kind, k));
             }
         };
         for k in MIN_SEGMENT..=n - MIN_SEGMENT {
-            consider(sse_const(&z[..k]) + sse_const(&z[k..]), Kind::Shift, k);
-            consider(hinge(z, k).2, Kind::Drift, k);
+            consider(
+                sse_const(&z[..k]) + sse_const(&z[k..]),
+                ChangeKind::Shift,
+                k,
+            );
+            consider(hinge(z, k).2, ChangeKind::Drift, k);
         }
         top
     }

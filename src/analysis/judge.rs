@@ -13,7 +13,7 @@ use crate::model::baseline::Baseline;
 use crate::model::comparison::{Comparison, Stop};
 use crate::model::result::RunResult;
 use crate::model::scenario::Scenario;
-use crate::session::repeat::{repeat, Layout, Stopped};
+use crate::session::repeat::{repeat, Halt, Layout};
 use crate::session::Session;
 use crate::verdict::compare::compare_at;
 use crate::verdict::gate::{self, Spend};
@@ -280,11 +280,11 @@ impl Judge<'_> {
         );
         match done.stopped {
             None => crate::say!("candidate runs written to {}", out.display()),
-            Some(Stopped::Failed(e)) => {
-                return Err(BenchError::Stopped(format!("error: {e}{hint}")))
+            Some(Halt::Failed(e)) => {
+                return Err(BenchError::Incomplete(format!("error: {e}{hint}")))
             }
-            Some(Stopped::Interrupted) => {
-                return Err(BenchError::Stopped(hint.trim_start().to_string()))
+            Some(Halt::Interrupted) => {
+                return Err(BenchError::Incomplete(hint.trim_start().to_string()))
             }
         }
         let n = done.runs.len();
@@ -349,7 +349,7 @@ impl Judge<'_> {
             },
         )
         .await
-        .map_err(|e| BenchError::Stopped(format!("error: {e}{}", hint())))?;
+        .map_err(|e| BenchError::Incomplete(format!("error: {e}{}", hint())))?;
         crate::say!("control and candidate runs written under {}", out.display());
         let base = Baseline::new(&name, a)?;
         let comparison = looks.finish(b.len(), |s| self.compare(&base, &b, s))?;

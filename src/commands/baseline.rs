@@ -5,7 +5,7 @@ use crate::cli::BaselineArgs;
 use crate::config::run::RunSpec;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
-use crate::session::repeat::{repeat, Layout, Stopped};
+use crate::session::repeat::{repeat, Halt, Layout};
 use crate::session::Session;
 use crate::verdict::baseline as store;
 use crate::{output, EXIT_OK};
@@ -82,9 +82,9 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     .await?;
     let reps = match done.stopped {
         None => done.runs,
-        Some(Stopped::Interrupted) => {
+        Some(Halt::Interrupted) => {
             let whole = done.runs.iter().filter(|r| r.complete).count();
-            return Err(BenchError::Stopped(match whole {
+            return Err(BenchError::Incomplete(match whole {
                 0 => String::new(),
                 _ => format!(
                     "baseline {} not stored: interrupted; the {whole} finished repetitions are kept under {} — {}",
@@ -94,7 +94,7 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
                 ),
             }));
         }
-        Some(Stopped::Failed(e)) => return Err(e),
+        Some(Halt::Failed(e)) => return Err(e),
     };
     let b = Baseline::new(&args.name, reps)?;
     store::save(&b, &path, args.force).map_err(|e| {

@@ -18,7 +18,7 @@ pub fn run(dirs: &[PathBuf], out: &Path) -> Result<u8, BenchError> {
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     crate::out!("\nwrote {}", names.join(", "));
     if !merged.complete {
-        return Err(BenchError::Stopped("error: a shard was interrupted or failed; the merged run was written with complete: false".into()));
+        return Err(BenchError::Incomplete("error: a shard was interrupted or failed; the merged run was written with complete: false".into()));
     }
     Ok(EXIT_OK)
 }

@@ -32,7 +32,7 @@ pub fn main(cli: Cli) -> std::process::ExitCode {
     };
     match rt.block_on(dispatch(cli)) {
         Ok(code) => std::process::ExitCode::from(code),
-        Err(BenchError::Stopped(text)) => {
+        Err(BenchError::Incomplete(text)) => {
             if !text.is_empty() {
                 crate::say!("{text}");
             }

@@ -51,6 +51,6 @@ pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
     match run.complete {
         true => Ok(EXIT_OK),
         // The partial run is written, marked incomplete; the session said why.
-        false => Err(BenchError::Stopped(String::new())),
+        false => Err(BenchError::Incomplete(String::new())),
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 /// Which model fitted the change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum ChangeKind {
     /// The level moved at `onset` and stayed.
     Shift,
     /// The level moves a little every step from `onset` on.
@@ -18,7 +18,7 @@ pub enum Kind {
 /// The best change point of a series and its test.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChangePoint {
-    pub kind: Kind,
+    pub kind: ChangeKind,
     /// Index of the first value of the changed regime.
     pub onset: usize,
     /// Permutation p-value of the max statistic.

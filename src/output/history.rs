@@ -3,7 +3,7 @@
 //! metric's change point and whether it was flagged. Pure: `History → String`.
 
 use super::sig4;
-use crate::model::history::{History, Kind, Series};
+use crate::model::history::{ChangeKind, History, Series};
 use std::fmt::Write;
 
 /// One character for a verdict: `=` no change, `+` improved, `R` regressed, `?` undecided.
@@ -26,7 +26,7 @@ pub fn change_text(h: &History, s: &Series) -> String {
         .get(c.onset)
         .map_or(String::new(), |e| format!(" ({})", e.label));
     let what = match c.kind {
-        Kind::Shift => format!(
+        ChangeKind::Shift => format!(
             "shift at #{}{at}: {} → {} {} ({:+.1} %)",
             c.onset + 1,
             sig4(c.before),
@@ -34,7 +34,7 @@ pub fn change_text(h: &History, s: &Series) -> String {
             s.unit,
             c.change_pct
         ),
-        Kind::Drift => format!(
+        ChangeKind::Drift => format!(
             "drift from #{}{at}: {} → {} {} ({:+.1} %, {:+.1} % a compare)",
             c.onset + 1,
             sig4(c.before),

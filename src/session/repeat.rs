@@ -8,9 +8,9 @@ use crate::error::BenchError;
 use crate::model::result::RunResult;
 use std::path::{Path, PathBuf};
 
-/// Why repeated runs stopped before the last.
+/// Why repeated runs halted before the last.
 #[derive(Debug)]
-pub enum Stopped {
+pub enum Halt {
     /// A run was interrupted (a signal): it is written, marked incomplete.
     Interrupted,
     /// A run failed with this error after earlier runs had finished.
@@ -21,7 +21,7 @@ pub enum Stopped {
 #[derive(Debug)]
 pub struct Repeated {
     pub runs: Vec<RunResult>,
-    pub stopped: Option<Stopped>,
+    pub stopped: Option<Halt>,
 }
 
 /// How repeated runs are laid out and announced.
@@ -65,7 +65,7 @@ pub async fn repeat(
             );
             return Ok(Repeated {
                 runs,
-                stopped: Some(Stopped::Interrupted),
+                stopped: Some(Halt::Interrupted),
             });
         }
         if k > 1 && !session.spec().quiet {
@@ -74,8 +74,8 @@ pub async fn repeat(
         }
         let stopped = match session.run_to(&layout.dir(i, k), false).await {
             Err(e) if runs.is_empty() => return Err(e),
-            Err(e) => Some(Stopped::Failed(e)),
-            Ok(run) if !run.complete => Some(Stopped::Interrupted),
+            Err(e) => Some(Halt::Failed(e)),
+            Ok(run) if !run.complete => Some(Halt::Interrupted),
             Ok(run) => {
                 runs.push(run);
                 if !accept(&runs)? {

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MetricType {
     Counter,
     Gauge,
     Histogram,
@@ -29,7 +29,7 @@ pub struct Sample {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Family {
     pub name: String,
-    pub kind: Kind,
+    pub kind: MetricType,
     pub help: String,
     pub samples: Vec<Sample>,
 }
@@ -122,7 +122,7 @@ fn sample(line: &str) -> Result<Sample, String> {
 
 pub fn parse(text: &str) -> Result<Scrape, ParseError> {
     let mut scrape = Scrape::default();
-    let mut kinds: BTreeMap<String, Kind> = BTreeMap::new();
+    let mut kinds: BTreeMap<String, MetricType> = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
         let err = |message: String| ParseError {
             line: i + 1,
@@ -138,11 +138,11 @@ pub fn parse(text: &str) -> Result<Scrape, ParseError> {
             match (words.next(), words.next(), words.next()) {
                 (Some("TYPE"), Some(name), Some(kind)) => {
                     let kind = match kind.trim() {
-                        "counter" => Kind::Counter,
-                        "gauge" => Kind::Gauge,
-                        "histogram" => Kind::Histogram,
-                        "summary" => Kind::Summary,
-                        "untyped" | "unknown" => Kind::Untyped,
+                        "counter" => MetricType::Counter,
+                        "gauge" => MetricType::Gauge,
+                        "histogram" => MetricType::Histogram,
+                        "summary" => MetricType::Summary,
+                        "untyped" | "unknown" => MetricType::Untyped,
                         other => return Err(err(format!("unknown metric type `{other}`"))),
                     };
                     kinds.insert(name.to_string(), kind);
@@ -163,7 +163,7 @@ pub fn parse(text: &str) -> Result<Scrape, ParseError> {
                         .entry(name.to_string())
                         .or_insert_with(|| Family {
                             name: name.to_string(),
-                            kind: Kind::Untyped,
+                            kind: MetricType::Untyped,
                             help: String::new(),
                             samples: vec![],
                         });
@@ -183,7 +183,7 @@ pub fn parse(text: &str) -> Result<Scrape, ParseError> {
                     .map(str::to_string)
             })
             .unwrap_or_else(|| s.name.clone());
-        let kind = kinds.get(&family).copied().unwrap_or(Kind::Untyped);
+        let kind = kinds.get(&family).copied().unwrap_or(MetricType::Untyped);
         scrape
             .families
             .entry(family.clone())
@@ -213,7 +213,7 @@ impl Scrape {
     /// `None` for histograms and summaries (see [`Scrape::histogram`]).
     pub fn value(&self, family: &str) -> Option<f64> {
         let f = self.families.get(family)?;
-        if matches!(f.kind, Kind::Histogram | Kind::Summary) {
+        if matches!(f.kind, MetricType::Histogram | MetricType::Summary) {
             return None;
         }
         let vals: Vec<f64> = f
@@ -285,7 +285,7 @@ llamacpp:prompt_tokens_total 12
     fn parses_vllm_style_families() {
         let s = parse(TEXT).unwrap();
         assert_eq!(s.value("vllm:num_preemptions"), Some(7.0));
-        assert_eq!(s.families["vllm:num_preemptions"].kind, Kind::Counter);
+        assert_eq!(s.families["vllm:num_preemptions"].kind, MetricType::Counter);
         let g = &s.families["vllm:kv_cache_usage_perc"].samples[0];
         assert_eq!(g.labels["model_name"], "a \"quoted\" \\ name\n");
         assert_eq!(g.value, 0.25);
