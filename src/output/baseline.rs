@@ -6,6 +6,33 @@ use crate::model::baseline::Baseline;
 use crate::model::metric::Latency;
 use std::fmt::Write;
 
+/// `bench baseline --list`: one line per stored baseline (`scenario/name: …`), or why it
+/// cannot be read; `dir` is the store, named when it holds none.
+pub fn listing(
+    dir: &std::path::Path,
+    all: &[(String, String, Result<Baseline, String>)],
+) -> String {
+    if all.is_empty() {
+        return format!("no baselines under {}\n", dir.display());
+    }
+    let mut o = String::new();
+    for (scenario, name, b) in all {
+        let line = match b {
+            Ok(b) => format!(
+                "{scenario}/{name}: {} repetitions, created {} on {}, {} vars",
+                b.repetitions.len(),
+                b.environment.created_at.format("%Y-%m-%d %H:%M UTC"),
+                b.environment.host,
+                b.vars.len()
+            ),
+            Err(e) => format!("{scenario}/{name}: unreadable — {e}"),
+        };
+        o.push_str(&line);
+        o.push('\n');
+    }
+    o
+}
+
 pub fn summary(b: &Baseline) -> String {
     let mut o = String::new();
     let _ = writeln!(
