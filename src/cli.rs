@@ -388,7 +388,8 @@ pub struct CompareArgs {
     /// Write the Markdown summary here (also to $GITHUB_STEP_SUMMARY when that is set).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// Write the comparison as JSON here.
+    /// Write the comparison as JSON here (with --plan: the sequential design the flags give,
+    /// `{"design": {"looks": [...], "alpha": ...}}`).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Judge only each run's steady state: the warm-up MSER-5 finds at the start and the drain

@@ -10,15 +10,33 @@ in the rounds, not new ones: say "dealt from stored rounds" wherever their talli
     python3 validation/sequences.py WORK CONDITION OUT [OFFSET]
     e.g. python3 validation/sequences.py /tmp/tmp.XXXX il-busy-40 /tmp/s0
          bash validation/rejudge.sh target/release/bench /tmp/s0 il-busy-40
+
+The design is bench's own default, asked of it (`bench compare SCENARIO --plan --json`, against
+the condition's stored baseline): BENCH names the binary (default target/release/bench).
 """
 import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 
 CAP = 12
-DESIGN = {"looks": [3, 5, 8, 12], "alpha": 0.05}  # bench's default: looks ×1.5 from 3 to the cap
+
+
+def default_design(work, cond):
+    """The sequential design `bench compare` uses with its default flags, as bench writes it."""
+    n = cond.rsplit("-", 1)[1]
+    scenario = "scenarios/llama-server.toml" if n == "8" else f"{work}/llama-server-{n}.toml"
+    bench = os.environ.get("BENCH", "target/release/bench")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "plan.json")
+        subprocess.run([bench, "compare", scenario, "--baselines", f"{work}/{cond}-b", "--plan",
+                        "--json", out, "-q"], check=True, stdout=subprocess.DEVNULL)
+        design = json.load(open(out))["design"]
+    assert design["looks"][-1] == CAP, f"bench's default cap is {design['looks'][-1]}, not {CAP}"
+    return design
 
 
 def main(work, cond, out, offset):
@@ -39,6 +57,7 @@ def main(work, cond, out, offset):
             blocks.append((min(tc, tk), c, k))
     blocks.sort()
     blocks = blocks[offset:]
+    design = default_design(work, cond)
     made = 0
     while len(blocks) >= CAP:
         made += 1
@@ -48,7 +67,7 @@ def main(work, cond, out, offset):
             for arm, f in (("control", c), ("candidate", k)):
                 os.makedirs(f"{r}/cand/{arm}/rep{i}", exist_ok=True)
                 shutil.copy(f, f"{r}/cand/{arm}/rep{i}/run.json")
-        json.dump(DESIGN, open(f"{r}/cand/candidate/sequence.json", "w"))
+        json.dump(design, open(f"{r}/cand/candidate/sequence.json", "w"))
         open(r + ".json", "w").write("{}")  # rejudge.sh judges rounds that have one
     print(f"{out}: {made} sequences of {CAP} blocks of {cond}")
 

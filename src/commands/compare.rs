@@ -43,6 +43,10 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             "{}",
             crate::verdict::forecast::text(&stored, &cfg, &design, args.interleave)
         );
+        // The design these flags give, as a sequential compare writes it beside its runs.
+        if let Some(p) = &args.json {
+            output::write_atomic(p, &output::json(&serde_json::json!({ "design": design }))?)?;
+        }
         return Ok(EXIT_OK);
     }
     if args.candidate.is_empty() {
