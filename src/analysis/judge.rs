@@ -17,9 +17,7 @@ use crate::session::repeat::{repeat, Halt, Layout};
 use crate::session::Session;
 use crate::verdict::compare::compare_at;
 use crate::verdict::gate::{self, Spend};
-use crate::verdict::sequential::{
-    Design, Sequence, Standing, DEFAULT_MAX, DESIGN_FILE, FIRST_LOOK,
-};
+use crate::verdict::sequential::{Design, Sequence, DEFAULT_MAX, DESIGN_FILE, FIRST_LOOK};
 use crate::verdict::stored::{self as stored_runs, Role};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -102,56 +100,46 @@ struct Looks<'a> {
 
 impl<'a> Looks<'a> {
     fn new(judge: &'a Judge<'a>) -> Looks<'a> {
+        let alpha = judge.cfg.alpha;
+        let seq = match &judge.size {
+            Size::Fixed(k) => Sequence::fixed(*k, alpha),
+            Size::Sequential { design, .. } => Sequence::new(design.clone()),
+        };
         Looks {
-            seq: Sequence::new(judge.size.design(judge.cfg.alpha)),
+            seq,
             judge,
             started: Instant::now(),
             stop: Stop::Cap,
         }
     }
 
-    /// After `n` runs a side (blocks): a look when one is planned; whether to go on.
+    /// After `n` runs a side (blocks): whether to go on ([`Sequence::after`] decides, the
+    /// budget measured here).
     fn after(
         &mut self,
         n: usize,
         compare: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
     ) -> Result<bool, BenchError> {
-        let (is_look, max) = (self.seq.design().is_look(n), self.seq.design().max());
-        if is_look {
-            match self.seq.look(n, compare)? {
-                Standing::Settled => {
-                    self.stop = Stop::Settled;
-                    return Ok(false);
-                }
-                Standing::OutOfReach => {
-                    self.stop = Stop::OutOfReach;
-                    return Ok(false);
-                }
-                Standing::Failed if !self.judge.settle_all => {
-                    self.stop = Stop::Regressed;
-                    return Ok(false);
-                }
-                Standing::Failed | Standing::Open => {}
+        let budget = match self.judge.size {
+            Size::Sequential { budget, .. } => budget,
+            Size::Fixed(_) => None,
+        };
+        let started = self.started;
+        let over = || {
+            let spent = started.elapsed();
+            budget.is_some_and(|b| spent + spent / n.max(1) as u32 > b)
+        };
+        match self.seq.after(n, self.judge.settle_all, over, compare)? {
+            Some(stop) => {
+                self.stop = stop;
+                Ok(false)
             }
+            None => Ok(true),
         }
-        if n >= max {
-            self.stop = Stop::Cap;
-            return Ok(false);
-        }
-        if let Size::Sequential {
-            budget: Some(b), ..
-        } = self.judge.size
-        {
-            let spent = self.started.elapsed();
-            if spent + spent / n as u32 > b {
-                self.stop = Stop::Budget;
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 
-    /// The comparison at the last look, taken at `n` when none was (a budget's stop).
+    /// The comparison at the last look, taken at `n` when none was (a budget's stop, runs
+    /// that ended before a look).
     fn finish(
         mut self,
         n: usize,
@@ -160,16 +148,9 @@ impl<'a> Looks<'a> {
         if self.seq.judged() < n {
             self.seq.look(n, compare)?;
         }
-        let fixed = matches!(self.judge.size, Size::Fixed(_));
-        let mut c = self
-            .seq
+        self.seq
             .finish(self.stop)
-            .ok_or_else(|| BenchError::Runtime("no run was judged".into()))?;
-        if fixed {
-            c.sequence = None;
-            c.rows.iter_mut().for_each(|r| r.settled_at = None);
-        }
-        Ok(c)
+            .ok_or_else(|| BenchError::Runtime("no run was judged".into()))
     }
 }
 

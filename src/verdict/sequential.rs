@@ -202,9 +202,12 @@ pub enum Standing {
 }
 
 /// The looks of one compare so far: the rows settled, and the comparison at the last look.
+/// A fixed-size compare is the one-look design at its size ([`Sequence::fixed`]): judged
+/// once, with no sequence to report.
 #[derive(Debug)]
 pub struct Sequence {
     design: Design,
+    fixed: bool,
     looks: Vec<usize>,
     settled: Vec<crate::model::comparison::Row>,
     last: Option<Comparison>,
@@ -214,10 +217,52 @@ impl Sequence {
     pub fn new(design: Design) -> Sequence {
         Sequence {
             design,
+            fixed: false,
             looks: Vec::new(),
             settled: Vec::new(),
             last: None,
         }
+    }
+
+    /// A fixed-size compare: one look at `runs` runs a side (blocks), at the whole α.
+    pub fn fixed(runs: usize, alpha: f64) -> Sequence {
+        Sequence {
+            fixed: true,
+            ..Sequence::new(Design {
+                looks: vec![runs],
+                alpha,
+            })
+        }
+    }
+
+    /// After `n` runs a side (blocks): judges them when a look is planned at `n`, and says
+    /// whether the compare stops here and why — every gated row settled, every one left out
+    /// of the cap's reach, a regression settled (unless `settle_all`), the cap (a fixed
+    /// size's one look), or the budget, asked of `over_budget` only when the compare would
+    /// otherwise go on. `None`: add a run.
+    pub fn after(
+        &mut self,
+        n: usize,
+        settle_all: bool,
+        over_budget: impl FnOnce() -> bool,
+        judge: impl FnOnce(Spend) -> Result<Comparison, BenchError>,
+    ) -> Result<Option<Stop>, BenchError> {
+        let max = self.design.max();
+        if self.design.is_look(n) {
+            let standing = self.look(n, judge)?;
+            if !self.fixed {
+                match standing {
+                    Standing::Settled => return Ok(Some(Stop::Settled)),
+                    Standing::OutOfReach => return Ok(Some(Stop::OutOfReach)),
+                    Standing::Failed if !settle_all => return Ok(Some(Stop::Regressed)),
+                    Standing::Failed | Standing::Open => {}
+                }
+            }
+        }
+        if n >= max {
+            return Ok(Some(if self.fixed { Stop::Fixed } else { Stop::Cap }));
+        }
+        Ok(over_budget().then_some(Stop::Budget))
     }
 
     pub fn design(&self) -> &Design {
@@ -245,7 +290,7 @@ impl Sequence {
                 row.verdict,
                 Verdict::Regressed | Verdict::Improved | Verdict::NoChange
             ) {
-                row.settled_at = Some(n);
+                row.settled_at = (!self.fixed).then_some(n);
                 self.settled.push(row.clone());
             }
         }
@@ -384,7 +429,7 @@ impl Sequence {
                 r.n_candidate
             );
         }
-        c.sequence = Some(SequenceSummary {
+        c.sequence = (!self.fixed).then_some(SequenceSummary {
             looks: self.looks,
             max_repeat,
             used,
