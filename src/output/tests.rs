@@ -237,6 +237,10 @@ fn comparison_renderers() {
     let rows = record::comparison_rows(&c, "=ci", "INT8 weights");
     insta::assert_snapshot!("record_csv", text(record::render(&rows, true).unwrap()));
     insta::assert_snapshot!("baseline_summary", baseline::summary(&base));
+    insta::assert_snapshot!(
+        "baseline_html_structure",
+        structure(&html::baseline_report(&base))
+    );
     let page = html::compare_report(&c, Some((&base.repetitions, &cand)));
     insta::assert_snapshot!("compare_html_structure", structure(&page));
     // The SVGs themselves: one strip of each run of both arms, one latency-by-percentile plot.
@@ -271,6 +275,10 @@ fn sweep_and_stack_renderers() {
     );
     let rows = interactions();
     insta::assert_snapshot!("stack_factorial", stack::factorial(&rows));
+    insta::assert_snapshot!(
+        "stack_html_structure",
+        structure(&html::stack_report("stack-demo", "quant=none,spec=off", &rows))
+    );
     let ctx = record::StackContext {
         scenario: "stack-demo",
         scenario_hash: "h",
