@@ -277,7 +277,11 @@ fn sweep_and_stack_renderers() {
     insta::assert_snapshot!("stack_factorial", stack::factorial(&rows));
     insta::assert_snapshot!(
         "stack_html_structure",
-        structure(&html::stack_report("stack-demo", "quant=none,spec=off", &rows))
+        structure(&html::stack_report(
+            "stack-demo",
+            "quant=none,spec=off",
+            &rows
+        ))
     );
     let ctx = record::StackContext {
         scenario: "stack-demo",
