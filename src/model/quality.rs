@@ -79,6 +79,12 @@ impl QualityAnswer {
     pub fn key(&self) -> Option<&str> {
         self.extracted.as_deref().or(self.text.as_deref())
     }
+
+    /// Whether this answer is the one `reference` gave: the same key, where the reference has
+    /// one (a failed request agrees with nothing).
+    pub fn agrees_with(&self, reference: &QualityAnswer) -> bool {
+        reference.key().is_some() && self.key() == reference.key()
+    }
 }
 
 /// A run's quality pass: the set it answered and every item's answer, in set order.

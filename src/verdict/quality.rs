@@ -139,16 +139,14 @@ pub fn paired(
                 _ => continue,
             },
             _ => {
-                let reference = a.key();
-                let agrees = |o: Option<&str>| reference.is_some() && o == reference;
                 let base = match &b2 {
                     Some(m) => match m.get(a.id.as_str()) {
-                        Some(a2) => agrees(a2.key()),
+                        Some(a2) => a2.agrees_with(a),
                         None => continue,
                     },
-                    None => reference.is_some(),
+                    None => a.key().is_some(),
                 };
-                (base, agrees(ca.key()))
+                (base, ca.agrees_with(a))
             }
         };
         counts.n += 1;

@@ -48,7 +48,7 @@ fn results(arm: &Arm, base: &Arm, metric: Metric) -> Option<Vec<Option<bool>>> {
                     .answers
                     .iter()
                     .zip(&answers.answers)
-                    .map(|(x, y)| Some(x.key().is_some() && x.key() == y.key()))
+                    .map(|(x, y)| Some(y.agrees_with(x)))
                     .collect(),
             )
         }
