@@ -385,13 +385,6 @@ pub struct CompareArgs {
     /// Free-text note written in the record.
     #[arg(long)]
     pub note: Option<String>,
-    /// Write the Markdown summary here (also to $GITHUB_STEP_SUMMARY when that is set).
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Write the comparison as JSON here (with --plan: the sequential design the flags give,
-    /// `{"design": {"looks": [...], "alpha": ...}}`).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
     /// Judge only each run's steady state: the warm-up MSER-5 finds at the start and the drain
     /// after the last send are left out. Off by default: both arms have the same warm-up and
     /// drain, so they cancel in a like-for-like compare, and a cut found from each run's own
@@ -406,9 +399,8 @@ pub struct CompareArgs {
     /// settle it at α with 90 % power, and the smallest regression the cap catches.
     #[arg(long, conflicts_with_all = ["candidate", "control"])]
     pub plan: bool,
-    /// Write an HTML report here: the verdict table, each run of both arms, both arms by percentile.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -420,12 +412,6 @@ pub struct HistoryArgs {
     /// Only this scenario (default: a history for each scenario found).
     #[arg(long)]
     pub scenario: Option<String>,
-    /// Write the history as an HTML page (a chart per metric, the change points marked).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Write the history and its change points as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
     /// Probability of flagging a change in a history where nothing changed, shared over the
     /// metrics.
     #[arg(long, default_value_t = DEFAULT_ALPHA)]
@@ -434,6 +420,8 @@ pub struct HistoryArgs {
     /// steady series is reported, not flagged).
     #[arg(long, default_value = "5%", value_name = "PCT")]
     pub min_change: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -498,19 +486,34 @@ pub struct StackArgs {
     /// engines.
     #[arg(long)]
     pub from: Option<PathBuf>,
-    /// Write the results as CSV (record columns, one row per metric × change).
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Write the results as Markdown.
-    #[arg(long)]
-    pub markdown: Option<PathBuf>,
     /// Owner written in the CSV.
     #[arg(long)]
     pub owner: Option<String>,
-    /// Write the factorial as an HTML page: each change alone, the combination expected and
-    /// measured.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The report files a command writes, declared once for compare, history and stack; a
+/// command refuses, before it runs anything, a format its report does not have.
+#[derive(Debug, Args, Default, Clone)]
+pub struct OutputArgs {
+    /// Write the report as Markdown (compare: also appended to $GITHUB_STEP_SUMMARY when that
+    /// is set).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the report as a self-contained HTML page (compare: the verdict table, each run
+    /// of both arms, both arms by percentile; history: a chart per metric with its change
+    /// points; stack: each change alone, the combination expected and measured).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Write the report as JSON (compare --plan: the sequential design the flags give,
+    /// `{"design": {"looks": [...], "alpha": ...}}`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the report as optimization-record CSV rows, one per metric (× change), the file
+    /// replaced (compare and stack; `compare --record` appends instead).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 pub fn parse() -> Cli {

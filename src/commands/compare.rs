@@ -9,6 +9,8 @@ use crate::config::flags::Flags;
 use crate::config::run::RunSpec;
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
+use crate::output::compare::Report;
+use crate::output::export::PlanDesign;
 use crate::verdict::compare::comparable;
 use crate::verdict::stored as stored_runs;
 use crate::{output, EXIT_OK, EXIT_REGRESSION};
@@ -37,18 +39,19 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
         &spec.scenario.name,
         &args.name,
     )?;
+    let files = super::requested(&args.output, args.record.as_deref());
     if args.plan {
+        files.check::<PlanDesign>()?;
         let design = judge.size.design(args.alpha);
         crate::out_text!(
             "{}",
             crate::verdict::forecast::text(&stored, &cfg, &design, args.interleave)
         );
         // The design these flags give, as a sequential compare writes it beside its runs.
-        if let Some(p) = &args.json {
-            output::write_atomic(p, &output::json(&serde_json::json!({ "design": design }))?)?;
-        }
+        files.write(&PlanDesign(serde_json::json!(design)))?;
         return Ok(EXIT_OK);
     }
+    files.check::<Report>()?;
     if args.candidate.is_empty() {
         // Refused now rather than after minutes of runs: what the runs will be is known.
         let hash = spec.scenario.traffic_hash();
@@ -82,17 +85,13 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
     let c = &mut j.comparison;
     c.undecided_fails = args.strict || args.undecided == Undecided::Fail;
     c.revision = super::revision();
-    let record = args.record.as_deref().map(|p| {
-        let owner = args.owner.clone().unwrap_or_else(super::default_owner);
-        (p, owner, args.note.as_deref().unwrap_or(""))
-    });
-    let outputs = output::compare::Outputs {
-        markdown: args.markdown.as_deref(),
-        html: args.html.as_deref(),
-        json: args.json.as_deref(),
-        record,
+    let report = Report {
+        c,
+        arms: (&j.base.repetitions, &j.cand),
+        owner: args.owner.clone().unwrap_or_else(super::default_owner),
+        note: args.note.as_deref().unwrap_or(""),
     };
-    output::compare::write_all(c, (&j.base.repetitions, &j.cand), &outputs)?;
+    output::compare::write_all(&report, &files)?;
     let fail_undecided = args.strict || args.undecided == Undecided::Fail;
     Ok(
         if c.regressed || (fail_undecided && !c.undecided().is_empty()) {

@@ -7,13 +7,15 @@ use crate::analysis::history::by_scenario;
 use crate::analysis::history::load::{load, Loaded};
 use crate::cli::HistoryArgs;
 use crate::error::BenchError;
-use crate::output::{self, html};
+use crate::output::{self, history::Report};
 use crate::{EXIT_OK, EXIT_REGRESSION};
 use std::path::PathBuf;
 
 pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
     let floor_pct = crate::config::thresholds::min_change_pct(&args.min_change)?;
     crate::config::thresholds::check_alpha(args.alpha)?;
+    let files = super::requested(&args.output, None);
+    files.check::<Report>()?;
     let Loaded {
         entries,
         skipped,
@@ -54,15 +56,7 @@ pub fn run(args: &HistoryArgs) -> Result<u8, BenchError> {
     for h in &histories {
         crate::out_text!("{}", output::history::render(h));
     }
-    if let Some(p) = &args.html {
-        let page = html::history_report(&histories);
-        output::write_atomic(p, page.as_bytes())?;
-        crate::out!("wrote {}", p.display());
-    }
-    if let Some(p) = &args.json {
-        output::write_atomic(p, &output::json(&histories)?)?;
-        crate::out!("wrote {}", p.display());
-    }
+    files.write(&Report(&histories))?;
     Ok(if histories.iter().any(|h| !h.worse().is_empty()) {
         EXIT_REGRESSION
     } else {

@@ -15,8 +15,9 @@ mod stack;
 mod sweep;
 mod validate;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, OutputArgs};
 use crate::error::BenchError;
+use crate::output::export::Requested;
 
 /// Runs a parsed command line and maps the outcome to an exit code.
 pub fn main(cli: Cli) -> std::process::ExitCode {
@@ -64,7 +65,17 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
     }
 }
 
-/// `git config user.name`, else `$USER`, else "unknown".
+/// The report files the shared output flags (and `--record`) ask for.
+fn requested(o: &OutputArgs, record: Option<&std::path::Path>) -> Requested {
+    Requested::new(
+        o.markdown.as_deref(),
+        o.html.as_deref(),
+        o.json.as_deref(),
+        o.csv.as_deref(),
+        record,
+    )
+}
+
 /// The commit under test, as CI names it, else `git rev-parse HEAD` here; `None` outside
 /// a repository.
 fn revision() -> Option<String> {
@@ -83,6 +94,7 @@ fn revision() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// `git config user.name`, else `$USER`, else "unknown".
 fn default_owner() -> String {
     std::process::Command::new("git")
         .args(["config", "user.name"])

@@ -8,11 +8,19 @@ use crate::config::kv;
 use crate::config::run::{default_out_dir, RunSpec};
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
+use crate::output::record::StackContext;
+use crate::output::stack::{FactorialReport, LadderReport};
 use crate::verdict::stack::recommended_rank;
 use crate::{output, EXIT_OK, EXIT_REGRESSION};
 use std::path::PathBuf;
 
 pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
+    let files = super::requested(&args.output, None);
+    if args.ladder {
+        files.check::<LadderReport>()?;
+    } else {
+        files.check::<FactorialReport>()?;
+    }
     let out = args
         .opts
         .out
@@ -32,17 +40,11 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
             spec.scenario.seed,
         )?;
         let l = ladder(&plan, &gate).await?;
-        let text = output::stack::ladder(&l);
-        crate::out_text!("{text}");
-        if let Some(p) = &args.markdown {
-            output::write_atomic(p, crate::model::escape::fenced(&text).as_bytes())?;
-        }
-        if let Some(p) = &args.csv {
-            for step in &l.steps {
-                let rows = output::record::comparison_rows(&step.comparison, &owner, "ladder step");
-                output::record::append(p, &rows)?;
-            }
-        }
+        crate::out_text!("{}", output::stack::ladder(&l));
+        files.write(&LadderReport {
+            ladder: &l,
+            owner: &owner,
+        })?;
         return Ok(if l.regressed() {
             EXIT_REGRESSION
         } else {
@@ -50,34 +52,16 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
         });
     }
     let rows = factorial(&plan).await?;
-    let text = output::stack::factorial(&rows);
-    crate::out_text!("{text}");
-    if let Some(p) = &args.markdown {
-        output::write_atomic(p, crate::model::escape::fenced(&text).as_bytes())?;
-    }
-    if let Some(p) = &args.csv {
-        let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
-        let scenario = &plan.loaded;
-        let base = args.base.clone().unwrap_or_default();
-        let ctx = output::record::StackContext {
-            scenario: &scenario.name,
-            scenario_hash: &scenario.traffic_hash(),
-            base: &base,
-            owner: &owner,
-            date: &date,
-        };
-        let rows = output::record::stack_rows(&rows, &ctx);
-        output::write_atomic(p, &output::record::render(&rows, true)?)?;
-    }
-    if let Some(p) = &args.html {
-        let base = args
-            .base
-            .clone()
-            .unwrap_or_else(|| "the scenario as written".into());
-        let page = output::html::stack_report(&plan.loaded.name, &base, &rows);
-        output::write_atomic(p, page.as_bytes())?;
-        crate::out!("wrote {}", p.display());
-    }
+    crate::out_text!("{}", output::stack::factorial(&rows));
+    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let ctx = StackContext {
+        scenario: &plan.loaded.name,
+        scenario_hash: &plan.loaded.traffic_hash(),
+        base: args.base.as_deref().unwrap_or_default(),
+        owner: &owner,
+        date: &date,
+    };
+    files.write(&FactorialReport { rows: &rows, ctx })?;
     Ok(EXIT_OK)
 }
 

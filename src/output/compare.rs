@@ -1,9 +1,12 @@
 //! A comparison as the terminal table and as the Markdown summary (`$GITHUB_STEP_SUMMARY`).
 //! Pure: `Comparison → String`.
 
+use super::export::{Exporter, Format, Requested};
 use super::sig4;
+use crate::error::BenchError;
 use crate::model::comparison::{Comparison, Row, Verdict};
 use crate::model::escape::markdown as md;
+use crate::model::result::RunResult;
 use std::fmt::Write;
 
 /// A row's value in its unit (`39.15 ms`, `734.2 tok/s`, `0.50%`).
@@ -324,43 +327,50 @@ pub fn markdown(c: &Comparison) -> String {
     o
 }
 
-/// Where a comparison goes besides the terminal.
-#[derive(Debug, Default)]
-pub struct Outputs<'a> {
-    pub markdown: Option<&'a std::path::Path>,
-    pub html: Option<&'a std::path::Path>,
-    pub json: Option<&'a std::path::Path>,
-    /// The optimization record to append to, with the owner and note of its rows.
-    pub record: Option<(&'a std::path::Path, String, &'a str)>,
+/// A comparison as report files: the Markdown summary, the HTML page (with both arms' runs
+/// when they are at hand), the JSON, and its optimization-record rows.
+pub struct Report<'a> {
+    pub c: &'a Comparison,
+    /// Both arms' runs, baseline first.
+    pub arms: (&'a [RunResult], &'a [RunResult]),
+    /// The owner and the note of the record rows.
+    pub owner: String,
+    pub note: &'a str,
 }
 
-/// Prints the table, and writes the Markdown (also to `$GITHUB_STEP_SUMMARY` when set), the
-/// HTML report of the arms, the JSON and the record rows where `o` says.
-pub fn write_all(
-    c: &Comparison,
-    arms: (
-        &[crate::model::result::RunResult],
-        &[crate::model::result::RunResult],
-    ),
-    o: &Outputs,
-) -> Result<(), crate::error::BenchError> {
-    crate::out_text!("{}", table(c));
-    let md = markdown(c);
-    if let Some(p) = o.markdown {
-        super::write_atomic(p, md.as_bytes())?;
+impl Exporter for Report<'_> {
+    const COMMAND: &'static str = "bench compare";
+    const FORMATS: &'static [Format] = &[
+        Format::Markdown,
+        Format::Html,
+        Format::Json,
+        Format::Csv,
+        Format::Record,
+    ];
+
+    fn render(&self, format: Format) -> Result<Vec<u8>, BenchError> {
+        match format {
+            Format::Html => Ok(super::html::compare_report(self.c, Some(self.arms)).into_bytes()),
+            Format::Json => super::json(self.c),
+            _ => Ok(markdown(self.c).into_bytes()),
+        }
     }
+
+    fn rows(&self) -> Vec<super::record::RecordRow> {
+        super::record::comparison_rows(self.c, &self.owner, self.note)
+    }
+}
+
+/// Prints the table, writes the requested files, and appends the Markdown summary to
+/// `$GITHUB_STEP_SUMMARY` when that is set.
+pub fn write_all(report: &Report, files: &Requested) -> Result<(), BenchError> {
+    crate::out_text!("{}", table(report.c));
+    files.write(report)?;
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) {
-        super::append(std::path::Path::new(&summary), md.as_bytes())?;
-    }
-    if let Some(p) = o.html {
-        super::write_atomic(p, super::html::compare_report(c, Some(arms)).as_bytes())?;
-    }
-    if let Some(p) = o.json {
-        super::write_atomic(p, &super::json(c)?)?;
-    }
-    if let Some((p, owner, note)) = &o.record {
-        super::record::append(p, &super::record::comparison_rows(c, owner, note))?;
-        crate::out!("record rows appended to {}", p.display());
+        super::append(
+            std::path::Path::new(&summary),
+            markdown(report.c).as_bytes(),
+        )?;
     }
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! metric's candidate value and verdict, the baseline re-recordings marked, then each
 //! metric's change point and whether it was flagged. Pure: `History → String`.
 
+use super::export::{Exporter, Format};
 use super::sig4;
+use crate::error::BenchError;
 use crate::model::history::{ChangeKind, History, Series};
 use std::fmt::Write;
 
@@ -115,4 +117,23 @@ pub fn render(h: &History) -> String {
         let _ = writeln!(o, "DRIFT: {} moved the bad way", names.join(", "));
     }
     o
+}
+
+/// Histories as report files: the terminal text as Markdown, the HTML page, the JSON.
+pub struct Report<'a>(pub &'a [History]);
+
+impl Exporter for Report<'_> {
+    const COMMAND: &'static str = "bench history";
+    const FORMATS: &'static [Format] = &[Format::Markdown, Format::Html, Format::Json];
+
+    fn render(&self, format: Format) -> Result<Vec<u8>, BenchError> {
+        match format {
+            Format::Html => Ok(super::html::history_report(self.0).into_bytes()),
+            Format::Json => super::json(&self.0),
+            _ => {
+                let text: String = self.0.iter().map(render).collect();
+                Ok(crate::model::escape::fenced(&text).into_bytes())
+            }
+        }
+    }
 }

@@ -17,6 +17,7 @@
 //! | `bench selftest` rows | [`selftest`] |
 //! | `bench history`: the compares and their change points | [`history`] |
 //! | HTML pages for a run, a comparison, a sweep, a stack, a baseline, a history | [`html`] |
+//! | the report files of compare, history and stack, written by one writer | [`export`] |
 //!
 //! Every file is written to a temporary file in the same directory, flushed to disk and then
 //! renamed over the target, so a reader never sees half a file and a crash leaves either the
@@ -26,6 +27,7 @@ pub mod baseline;
 pub mod compare;
 pub mod csv;
 pub mod diagnose;
+pub mod export;
 pub mod history;
 pub mod html;
 pub mod plan;

@@ -1,5 +1,8 @@
 //! `bench stack`'s tables: the factorial's interactions, and the ladder's steps.
 
+use super::export::{Exporter, Format};
+use super::record::{RecordRow, StackContext};
+use crate::error::BenchError;
 use crate::model::comparison::Verdict;
 use crate::model::metric::{Latency, Metric, Quantile};
 use crate::model::stack::{Interaction, InteractionRow, Ladder, Resolve};
@@ -131,4 +134,62 @@ pub fn ladder(l: &Ladder) -> String {
         );
     }
     o
+}
+
+/// A factorial as report files: its table as Markdown, the HTML page, the JSON rows, and
+/// its optimization-record rows.
+pub struct FactorialReport<'a> {
+    pub rows: &'a [InteractionRow],
+    pub ctx: StackContext<'a>,
+}
+
+impl Exporter for FactorialReport<'_> {
+    const COMMAND: &'static str = "bench stack";
+    const FORMATS: &'static [Format] = &[Format::Markdown, Format::Html, Format::Json, Format::Csv];
+
+    fn render(&self, format: Format) -> Result<Vec<u8>, BenchError> {
+        match format {
+            Format::Html => {
+                let base = if self.ctx.base.is_empty() {
+                    "the scenario as written"
+                } else {
+                    self.ctx.base
+                };
+                Ok(super::html::stack_report(self.ctx.scenario, base, self.rows).into_bytes())
+            }
+            Format::Json => super::json(&self.rows),
+            _ => Ok(crate::model::escape::fenced(&factorial(self.rows)).into_bytes()),
+        }
+    }
+
+    fn rows(&self) -> Vec<RecordRow> {
+        super::record::stack_rows(self.rows, &self.ctx)
+    }
+}
+
+/// A ladder as report files: its table as Markdown, the JSON steps, and each step's
+/// optimization-record rows.
+pub struct LadderReport<'a> {
+    pub ladder: &'a Ladder,
+    pub owner: &'a str,
+}
+
+impl Exporter for LadderReport<'_> {
+    const COMMAND: &'static str = "bench stack --ladder";
+    const FORMATS: &'static [Format] = &[Format::Markdown, Format::Json, Format::Csv];
+
+    fn render(&self, format: Format) -> Result<Vec<u8>, BenchError> {
+        match format {
+            Format::Json => super::json(self.ladder),
+            _ => Ok(crate::model::escape::fenced(&ladder(self.ladder)).into_bytes()),
+        }
+    }
+
+    fn rows(&self) -> Vec<RecordRow> {
+        self.ladder
+            .steps
+            .iter()
+            .flat_map(|s| super::record::comparison_rows(&s.comparison, self.owner, "ladder step"))
+            .collect()
+    }
 }
