@@ -133,19 +133,13 @@ pub fn effects_chart(c: &Comparison) -> String {
     let h = 46.0 + row_h * rows.len() as f64;
     let x = |v: f64| left + (v - lo) / (hi - lo) * (w - left - right);
     let axis_y = h - 30.0;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"13\" role=\"img\"><title>change of each gated metric with its interval (%)</title>"
+    let mut s = super::svg::open(
+        w,
+        h,
+        "change of each gated metric with its interval (%)",
     );
-    for t in super::runs::ticks(lo, hi, 8) {
-        let _ = write!(
-            s,
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"8\" y2=\"{axis_y:.1}\" stroke=\"{1}\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">{3} %</text>",
-            x(t),
-            if t == 0.0 { "#888" } else { "#eee" },
-            axis_y + 18.0,
-            super::plot::fmt_num(t)
-        );
-    }
+    let ticks = super::svg::ticks(lo, hi, 8);
+    super::svg::value_grid(&mut s, &ticks, x, axis_y, 0.0, |t| format!("{t} %"));
     for (i, r) in rows.iter().enumerate() {
         let y = 24.0 + row_h * i as f64;
         let color = match r.verdict {

@@ -19,6 +19,7 @@ pub mod plot;
 pub mod run;
 pub mod runs;
 pub mod stack;
+pub mod svg;
 pub mod sweep;
 
 pub use baseline::{baseline_report, effects_chart};

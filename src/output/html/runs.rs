@@ -5,7 +5,7 @@
 //! Hand-drawn SVG: a strip plot of two columns needs no plotting library's axes.
 
 use super::plot::{css, fmt_num, COLORS};
-use super::{esc, plot};
+use super::{esc, plot, svg};
 use crate::model::comparison::{Comparison, Row, Verdict};
 use std::fmt::Write;
 
@@ -16,21 +16,6 @@ const TOP: f64 = 12.0;
 const BOTTOM: f64 = 52.0;
 const COL: [f64; 2] = [115.0, 195.0];
 const INTERVAL_X: f64 = 265.0;
-
-/// About `n` round tick values (1, 2 or 5 × 10^k apart) covering [lo, hi].
-pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    let span = (hi - lo).max(1e-12);
-    let raw = span / n.max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
-    let first = (lo / step).ceil() as i64;
-    let last = (hi / step).floor() as i64;
-    (first..=last).map(|k| k as f64 * step).collect()
-}
 
 /// The interval's ends in the metric's unit: the baseline's value moved by the interval's
 /// percentages. `None` for a row without a finite interval.
@@ -71,7 +56,7 @@ fn y_axis(s: &mut String, lo: f64, hi: f64, y: &dyn Fn(f64) -> f64) {
         "<line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{:.1}\" stroke=\"#888\"/>",
         H - BOTTOM
     );
-    for t in ticks(lo, hi, 5) {
+    for t in svg::ticks(lo, hi, 5) {
         let _ = write!(
             s,
             "<line x1=\"{LEFT}\" x2=\"{x2:.1}\" y1=\"{yt:.1}\" y2=\"{yt:.1}\" stroke=\"#eee\"/><text x=\"{tx:.1}\" y=\"{ty:.1}\" text-anchor=\"end\">{label}</text>",
@@ -106,9 +91,10 @@ pub fn strip(r: &Row) -> String {
     let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.01).max(1e-9);
     let (lo, hi) = (lo - pad, hi + pad);
     let y = |v: f64| TOP + (hi - v) / (hi - lo) * (H - TOP - BOTTOM);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"13\" role=\"img\"><title>{} of each run, both arms</title>",
-        esc(&r.metric.to_string())
+    let mut s = svg::open(
+        W,
+        H,
+        &format!("{} of each run, both arms", esc(&r.metric.to_string())),
     );
     y_axis(&mut s, lo, hi, &y);
     if let Some(t) = thr {
@@ -227,16 +213,4 @@ pub fn section(c: &Comparison) -> String {
     }
     o.push_str("</div>");
     o
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(ticks(0.0, 10.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        let t = ticks(27.3, 31.9, 5);
-        assert_eq!(t, vec![28.0, 29.0, 30.0, 31.0]);
-    }
 }

@@ -3,9 +3,9 @@
 //! and the combination measured — on one axis of change against the base (%), coloured by the
 //! verdict (synergy, neutral, conflict, inconclusive), on a log axis of the ratio to the base;
 //! then the factorial table as the
-//! terminal prints it. Hand-drawn SVG like the effects chart.
+//! terminal prints it. Drawn with [`super::svg`], like the effects chart.
 
-use super::plot::{css, fmt_num, COLORS};
+use super::plot::{css, COLORS};
 use super::{config, esc, page};
 use crate::model::stack::{Interaction, InteractionRow};
 use std::fmt::Write;
@@ -45,20 +45,14 @@ pub fn interaction_chart(rows: &[InteractionRow]) -> String {
     let (w, left, right, row_h) = (760.0, 300.0, 24.0, 46.0);
     let h = 56.0 + row_h * rows.len() as f64;
     let x = |ratio: f64| left + (ratio.max(1e-9).ln() - lo) / (hi - lo) * (w - left - right);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"13\" role=\"img\"><title>each change alone, the combination expected and measured (ratio to the base)</title>"
+    let mut s = super::svg::open(
+        w,
+        h,
+        "each change alone, the combination expected and measured (ratio to the base)",
     );
     let axis_y = h - 34.0;
-    for t in ticks(lo, hi) {
-        let _ = write!(
-            s,
-            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"8\" y2=\"{axis_y:.1}\" stroke=\"{1}\"/><text x=\"{0:.1}\" y=\"{2:.1}\" text-anchor=\"middle\">×{3}</text>",
-            x(t),
-            if t == 1.0 { "#888" } else { "#eee" },
-            axis_y + 18.0,
-            fmt_num(t)
-        );
-    }
+    let ticks = super::svg::log_ticks(lo, hi, 9);
+    super::svg::value_grid(&mut s, &ticks, x, axis_y, 1.0, |t| format!("×{t}"));
     for (i, r) in rows.iter().enumerate() {
         let y = 30.0 + row_h * i as f64;
         let c = color(r.verdict);
@@ -143,24 +137,4 @@ pub fn stack_report(scenario: &str, base: &str, rows: &[InteractionRow]) -> Stri
         ]),
         &body,
     )
-}
-
-/// The ratios to mark on a log axis from e^`lo` to e^`hi`: the finest tier that puts at most 9
-/// ticks on it, so that changes of a few tens of percent get a tick every 10 % rather than two
-/// labels for the whole axis.
-fn ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let tiers: [&[f64]; 3] = [
-        &[0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0],
-        &[
-            0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 20.0,
-            50.0, 100.0,
-        ],
-        &[0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0],
-    ];
-    let inside = |v: &&f64| (lo..=hi).contains(&v.ln());
-    tiers
-        .iter()
-        .map(|tier| tier.iter().filter(inside).copied().collect::<Vec<f64>>())
-        .find(|t| t.len() <= 9)
-        .unwrap_or_default()
 }
