@@ -2,6 +2,7 @@
 //! Pure: `Comparison → String`.
 
 use super::export::{Exporter, Format, Requested};
+use super::markup::{Align, Cell, Table};
 use super::sig4;
 use crate::error::BenchError;
 use crate::model::comparison::{Comparison, Row, Verdict};
@@ -299,32 +300,56 @@ pub fn markdown(c: &Comparison) -> String {
         let _ = writeln!(o, "- note: {}", md(n));
     }
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "| metric | baseline | candidate | delta | evidence | verdict |"
-    );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|---|");
-    for r in &c.rows {
-        let v = match r.verdict {
-            Verdict::Regressed => format!("**{}**", Verdict::Regressed.label()),
-            other => other.label().to_string(),
-        };
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {v} |",
-            r.metric,
-            value(r, r.baseline),
-            value(r, r.candidate),
-            delta(r),
-            evidence(r)
-        );
-    }
+    o.push_str(&verdict_table(c, false).markdown());
     let _ = writeln!(o, "\n<details><summary>reasons</summary>\n");
     for r in &c.rows {
         let _ = writeln!(o, "- {}", reason(c, r));
     }
     let _ = writeln!(o, "\n{}\n</details>", method(c));
     o
+}
+
+/// The verdict of every row: metric, both values, delta, evidence and verdict, and with
+/// `wide` (the HTML page) the threshold and the runs a side too. The verdict's class is the
+/// page's (`fail` is bold in both formats).
+pub(crate) fn verdict_table(c: &Comparison, wide: bool) -> Table {
+    let mut heads = vec![
+        ("metric", Align::Left),
+        ("baseline", Align::Right),
+        ("candidate", Align::Right),
+        ("delta", Align::Right),
+        ("evidence", Align::Right),
+    ];
+    if wide {
+        heads.extend([("threshold", Align::Right), ("runs", Align::Right)]);
+    }
+    heads.push(("verdict", Align::Left));
+    let mut t = Table::new(heads);
+    for r in &c.rows {
+        let class = match r.verdict {
+            Verdict::Regressed => "fail",
+            Verdict::Improved | Verdict::NoChange => "ok",
+            Verdict::Inconclusive => "undecided",
+            Verdict::NotGated => "",
+        };
+        let mut cells: Vec<Cell> = vec![
+            r.metric.to_string().into(),
+            value(r, r.baseline).into(),
+            value(r, r.candidate).into(),
+            delta(r).into(),
+            evidence(r).into(),
+        ];
+        if wide {
+            let runs = match r.baseline_values.len() {
+                0 => "—".to_string(),
+                n => format!("{n} vs {}", r.candidate_values.len()),
+            };
+            cells.extend([r.threshold.clone().into(), runs.into()]);
+        }
+        cells.push(Cell::classed(r.verdict.label(), class));
+        t.row(cells);
+    }
+    t
 }
 
 /// A comparison as report files: the Markdown summary, the HTML page (with both arms' runs

@@ -18,6 +18,7 @@
 //! | `bench history`: the compares and their change points | [`history`] |
 //! | HTML pages for a run, a comparison, a sweep, a stack, a baseline, a history | [`html`] |
 //! | the report files of compare, history and stack, written by one writer | [`export`] |
+//! | tables in Markdown and HTML | [`markup`] |
 //!
 //! Every file is written to a temporary file in the same directory, flushed to disk and then
 //! renamed over the target, so a reader never sees half a file and a crash leaves either the
@@ -30,6 +31,7 @@ pub mod diagnose;
 pub mod export;
 pub mod history;
 pub mod html;
+pub mod markup;
 pub mod plan;
 pub mod record;
 pub mod selftest;

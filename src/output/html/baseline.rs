@@ -7,6 +7,7 @@ use super::{config, esc, page, percentiles};
 use crate::model::baseline::Baseline;
 use crate::model::comparison::{Comparison, Verdict};
 use crate::model::metric::Latency;
+use crate::output::markup::{Align, Cell, Table};
 use std::fmt::Write;
 
 /// A baseline: what it is of, each repetition's figures, and their latency by percentile overlaid.
@@ -34,7 +35,18 @@ pub fn baseline_report(b: &Baseline) -> String {
                 .unwrap_or_default(),
         ),
     ]);
-    o.push_str("<table><tr><th>repetition</th><th>run</th><th>ok / sent</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>TPOT p50 (ms)</th><th>TPOT p95 (ms)</th><th>E2E p50 (ms)</th><th>output tok/s</th></tr>");
+    let heads = [
+        "repetition",
+        "run",
+        "ok / sent",
+        "TTFT p50 (ms)",
+        "TTFT p95 (ms)",
+        "TPOT p50 (ms)",
+        "TPOT p95 (ms)",
+        "E2E p50 (ms)",
+        "output tok/s",
+    ];
+    let mut t = Table::new(heads.map(|h| (h, Align::Right)));
     for (i, r) in b.repetitions.iter().enumerate() {
         let q = |m: Latency, p95: bool| {
             r.summary
@@ -45,22 +57,22 @@ pub fn baseline_report(b: &Baseline) -> String {
                 })
         };
         let c = &r.summary.counts;
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td></tr>",
-            i + 1,
-            esc(&r.run_id),
-            c.ok,
-            c.sent,
-            q(Latency::Ttft, false),
-            q(Latency::Ttft, true),
-            q(Latency::Tpot, false),
-            q(Latency::Tpot, true),
-            q(Latency::E2e, false),
-            r.summary.throughput.output_tps
+        t.row(
+            [
+                (i + 1).to_string(),
+                r.run_id.clone(),
+                format!("{} / {}", c.ok, c.sent),
+                q(Latency::Ttft, false),
+                q(Latency::Ttft, true),
+                q(Latency::Tpot, false),
+                q(Latency::Tpot, true),
+                q(Latency::E2e, false),
+                format!("{:.1}", r.summary.throughput.output_tps),
+            ]
+            .map(Cell::from),
         );
     }
-    o.push_str("</table>");
+    o.push_str(&t.html());
     let names: Vec<String> = (1..=b.repetitions.len())
         .map(|i| format!("repetition {i}"))
         .collect();
@@ -133,11 +145,7 @@ pub fn effects_chart(c: &Comparison) -> String {
     let h = 46.0 + row_h * rows.len() as f64;
     let x = |v: f64| left + (v - lo) / (hi - lo) * (w - left - right);
     let axis_y = h - 30.0;
-    let mut s = super::svg::open(
-        w,
-        h,
-        "change of each gated metric with its interval (%)",
-    );
+    let mut s = super::svg::open(w, h, "change of each gated metric with its interval (%)");
     let ticks = super::svg::ticks(lo, hi, 8);
     super::svg::value_grid(&mut s, &ticks, x, axis_y, 0.0, |t| format!("{t} %"));
     for (i, r) in rows.iter().enumerate() {

@@ -4,7 +4,7 @@
 //! when the runs are at hand (`bench compare --html`) — latency by percentile of both arms.
 
 use super::{config, esc, page, percentiles, runs};
-use crate::model::comparison::{Comparison, Verdict};
+use crate::model::comparison::Comparison;
 use crate::model::result::RunResult;
 use crate::output::compare as text;
 use std::fmt::Write;
@@ -57,37 +57,7 @@ fn config_block(c: &Comparison, cand: Option<&RunResult>) -> String {
 }
 
 fn verdict_table(c: &Comparison) -> String {
-    let mut b = String::from("<table><tr><th>metric</th><th>baseline</th><th>candidate</th><th>delta</th><th>evidence</th><th>threshold</th><th>runs</th><th>verdict</th></tr>");
-    for r in &c.rows {
-        let class = match r.verdict {
-            Verdict::Regressed => "fail",
-            Verdict::Improved | Verdict::NoChange => "ok",
-            Verdict::Inconclusive => "undecided",
-            Verdict::NotGated => "",
-        };
-        let runs = if r.baseline_values.is_empty() {
-            "—".to_string()
-        } else {
-            format!(
-                "{} vs {}",
-                r.baseline_values.len(),
-                r.candidate_values.len()
-            )
-        };
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{runs}</td><td class=\"{class}\">{}</td></tr>",
-            r.metric,
-            esc(&text::value(r, r.baseline)),
-            esc(&text::value(r, r.candidate)),
-            esc(&text::delta(r)),
-            esc(&text::evidence(r)),
-            esc(&r.threshold),
-            r.verdict.label(),
-        );
-    }
-    b.push_str("</table>");
-    b
+    crate::output::compare::verdict_table(c, true).html()
 }
 
 /// `runs`: the baseline's runs and the candidate's, for latency by percentile (a stored
@@ -146,6 +116,7 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &[RunResult])>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::comparison::Verdict;
     use crate::model::baseline::Baseline;
     use crate::model::metric::{Latency, Metric, Quantile};
     use crate::model::record::Outcome;

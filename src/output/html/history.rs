@@ -6,8 +6,8 @@ use super::plot::{chart_noted, Frame, Mark, Ref, Series};
 use super::{config, esc, page};
 use crate::model::history::History;
 use crate::output::history::{change_text, mark};
+use crate::output::markup::{Align, Cell, Table};
 use crate::output::sig4;
-use std::fmt::Write;
 
 fn one(h: &History) -> String {
     let mut o = format!("<h2>{}</h2>", esc(&h.scenario));
@@ -112,45 +112,42 @@ fn one(h: &History) -> String {
 
 /// Every compare with its verdicts and baseline re-recordings.
 fn table(h: &History) -> String {
-    let mut o = String::from("<table><tr><th>#</th><th>when</th><th>baseline</th>");
-    for s in &h.series {
-        let _ = write!(o, "<th>{} ({})</th>", esc(&s.metric), esc(&s.unit));
-    }
-    o.push_str("</tr>");
+    let mut heads = vec![
+        ("#".to_string(), Align::Right),
+        ("when".into(), Align::Left),
+        ("baseline".into(), Align::Left),
+    ];
+    heads.extend(
+        h.series
+            .iter()
+            .map(|s| (format!("{} ({})", s.metric, s.unit), Align::Right)),
+    );
+    let mut t = Table::new(heads);
     for (i, e) in h.entries.iter().enumerate() {
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td>",
-            i + 1,
-            esc(&e.label),
-            if h.rebaselined[i] {
-                "recorded again"
-            } else {
-                ""
+        let again = if h.rebaselined[i] {
+            "recorded again"
+        } else {
+            ""
+        };
+        let mut cells: Vec<Cell> = vec![
+            (i + 1).to_string().into(),
+            e.label.clone().into(),
+            again.into(),
+        ];
+        cells.extend(h.series.iter().map(|s| match &s.values[i] {
+            Some(v) => {
+                let class = match v.verdict.as_str() {
+                    "regressed" => "fail",
+                    "improved" | "no_change" => "ok",
+                    _ => "undecided",
+                };
+                Cell::classed(format!("{} {}", sig4(v.candidate), mark(&v.verdict)), class)
             }
-        );
-        for s in &h.series {
-            match &s.values[i] {
-                Some(v) => {
-                    let class = match v.verdict.as_str() {
-                        "regressed" => "fail",
-                        "improved" | "no_change" => "ok",
-                        _ => "undecided",
-                    };
-                    let _ = write!(
-                        o,
-                        "<td class=\"{class}\">{} {}</td>",
-                        sig4(v.candidate),
-                        mark(&v.verdict)
-                    );
-                }
-                None => o.push_str("<td>—</td>"),
-            }
-        }
-        o.push_str("</tr>");
+            None => "—".into(),
+        }));
+        t.row(cells);
     }
-    o.push_str("</table><p class=\"note\">= no change, + improved, R regressed, ? undecided.</p>");
-    o
+    t.html() + "<p class=\"note\">= no change, + improved, R regressed, ? undecided.</p>"
 }
 
 /// One page for the histories of every scenario read.

@@ -8,22 +8,32 @@ use crate::metrics::windows::{of_run, WIDTH_S};
 use crate::model::result::RunResult;
 use crate::model::scenario::Slo;
 use crate::model::windows::{Window, Windows};
+use crate::output::markup::{Align, Cell, Table};
 use std::fmt::Write;
 
 fn summary_table(r: &RunResult) -> String {
-    let mut o = String::from("<table><tr><th>metric (ms)</th><th>count</th><th>mean</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr>");
+    let heads = [
+        "metric (ms)",
+        "count",
+        "mean",
+        "p50",
+        "p90",
+        "p95",
+        "p99",
+        "max",
+    ];
+    let mut t = Table::new(heads.map(|h| (h, Align::Right)));
     for l in &r.summary.latency {
-        let cells: String = [l.mean, l.p50, l.p90, l.p95, l.p99, l.max]
-            .iter()
-            .map(|v| match l.has_values() {
-                true => format!("<td>{v:.3}</td>"),
-                false => "<td>—</td>".to_string(),
-            })
-            .collect();
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td>{cells}</tr>", l.name, l.count);
+        let mut cells = vec![l.name.to_string(), l.count.to_string()];
+        cells.extend([l.mean, l.p50, l.p90, l.p95, l.p99, l.max].iter().map(
+            |v| match l.has_values() {
+                true => format!("{v:.3}"),
+                false => "—".to_string(),
+            },
+        ));
+        t.row(cells.into_iter().map(Cell::from));
     }
-    o.push_str("</table>");
-    o
+    t.html()
 }
 
 fn turns(r: &RunResult) -> String {
@@ -31,14 +41,34 @@ fn turns(r: &RunResult) -> String {
     if t.is_empty() {
         return String::new();
     }
-    let mut o = String::from("<h2>By turn (conversation)</h2><table><tr><th>turn</th><th>sent</th><th>ok</th><th>TTFT p50 (ms)</th><th>TTFT p95 (ms)</th><th>E2E p50 (ms)</th><th>mean prompt tokens</th></tr>");
+    let heads = [
+        "turn",
+        "sent",
+        "ok",
+        "TTFT p50 (ms)",
+        "TTFT p95 (ms)",
+        "E2E p50 (ms)",
+        "mean prompt tokens",
+    ];
+    let mut table = Table::new(heads.map(|h| (h, Align::Right)));
     for t in t {
         let prompt = t
             .prompt_tokens_mean
             .map_or("-".to_string(), |p| format!("{p:.0}"));
-        let _ = write!(o, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{prompt}</td></tr>", t.turn, t.sent, t.ok, t.ttft_p50_ms, t.ttft_p95_ms, t.e2e_p50_ms);
+        table.row(
+            [
+                t.turn.to_string(),
+                t.sent.to_string(),
+                t.ok.to_string(),
+                format!("{:.3}", t.ttft_p50_ms),
+                format!("{:.3}", t.ttft_p95_ms),
+                format!("{:.3}", t.e2e_p50_ms),
+                prompt,
+            ]
+            .map(Cell::from),
+        );
     }
-    o.push_str("</table>");
+    let mut o = format!("<h2>By turn (conversation)</h2>{}", table.html());
     let line = |f: fn(&crate::model::summary::TurnSummary) -> f64| {
         t.iter()
             .map(|x| (f64::from(x.turn), f(x)))

@@ -7,6 +7,7 @@ use super::plot::{chart, Frame, Mark, Ref, Series};
 use super::{config, esc, page};
 use crate::model::result::RunResult;
 use crate::model::sweep::{Point, Sweep};
+use crate::output::markup::{Align, Cell, Table};
 use std::fmt::Write;
 
 /// The achieved throughput of the point run at offered rate `rate`, for a vertical marker.
@@ -37,30 +38,42 @@ fn knees(s: &Sweep) -> Vec<Ref> {
 }
 
 fn table(s: &Sweep) -> String {
-    let mut b = String::from("<table><tr><th>load</th><th>offered req/s</th><th>achieved req/s</th><th>output tok/s</th><th>goodput req/s</th><th>SLO attainment</th><th>TTFT p50 (ms)</th><th>TTFT p99 (ms)</th><th>TPOT p50 (ms)</th><th>errors / sent</th><th>over-saturated</th></tr>");
+    let heads = [
+        "load",
+        "offered req/s",
+        "achieved req/s",
+        "output tok/s",
+        "goodput req/s",
+        "SLO attainment",
+        "TTFT p50 (ms)",
+        "TTFT p99 (ms)",
+        "TPOT p50 (ms)",
+        "errors / sent",
+        "over-saturated",
+    ];
+    let mut t = Table::new(heads.map(|h| (h, Align::Right)));
     for p in &s.points {
         let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("—".to_string(), f);
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{} / {}</td><td>{}</td></tr>",
-            esc(&p.load),
-            opt(p.offered_rps, &|v| format!("{v:.3}")),
-            p.achieved_rps,
-            p.output_tps,
-            opt(p.goodput_rps, &|v| format!("{v:.3}")),
-            opt(p.slo_attainment, &|v| format!("{:.1} %", v * 100.0)),
-            p.ttft_p50_ms,
-            p.ttft_p99_ms,
-            p.tpot_p50_ms,
-            p.errors,
-            p.sent,
-            p.saturation.as_ref().map_or("—".to_string(), |x| {
-                esc(&format!("{}: {}", if x.over { "yes" } else { "no" }, x.evidence()))
-            })
+        t.row(
+            [
+                p.load.clone(),
+                opt(p.offered_rps, &|v| format!("{v:.3}")),
+                format!("{:.3}", p.achieved_rps),
+                format!("{:.1}", p.output_tps),
+                opt(p.goodput_rps, &|v| format!("{v:.3}")),
+                opt(p.slo_attainment, &|v| format!("{:.1} %", v * 100.0)),
+                format!("{:.1}", p.ttft_p50_ms),
+                format!("{:.1}", p.ttft_p99_ms),
+                format!("{:.2}", p.tpot_p50_ms),
+                format!("{} / {}", p.errors, p.sent),
+                p.saturation.as_ref().map_or("—".to_string(), |x| {
+                    format!("{}: {}", if x.over { "yes" } else { "no" }, x.evidence())
+                }),
+            ]
+            .map(Cell::from),
         );
     }
-    b.push_str("</table>");
-    b
+    t.html()
 }
 
 /// `first`: the first point's run, for the configuration block and the SLOs (absent when its
