@@ -57,9 +57,24 @@ fn sources(dir: &Path, out: &mut Vec<(String, String, String)>) {
             continue;
         }
         let text = std::fs::read_to_string(&p).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+        let code = non_test(&text).to_string();
         out.push((rel.display().to_string(), top, code));
     }
+}
+
+/// `text` up to its test module (`#[cfg(test)]` before `mod`); a test-only item elsewhere
+/// does not end it.
+fn non_test(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("#[cfg(test)]") {
+        let at = from + i;
+        let after = text[at + "#[cfg(test)]".len()..].trim_start();
+        if after.starts_with("mod ") || after.starts_with("pub mod ") {
+            return &text[..at];
+        }
+        from = at + 1;
+    }
+    text
 }
 
 fn ident(s: &str) -> String {
@@ -263,10 +278,7 @@ fn sibling_imports() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
             }
             let text = std::fs::read_to_string(p).unwrap();
             // Code only: a doc link to a sibling is no import.
-            let code: String = text
-                .split("#[cfg(test)]")
-                .next()
-                .unwrap()
+            let code: String = non_test(&text)
                 .lines()
                 .filter(|l| !l.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
@@ -495,5 +507,84 @@ fn no_function_is_longer_than_a_reader_can_hold() {
         long.is_empty(),
         "functions over {MAX} lines:\n{}",
         long.join("\n")
+    );
+}
+
+#[test]
+fn every_command_maps_arguments_and_prints_in_80_lines() {
+    // What a command does beyond mapping flags to typed configuration, calling the library
+    // and printing belongs in config/, analysis/ or output/.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let long: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            let n = non_test(&text).lines().count();
+            (n > 80).then(|| format!("{}: {n} lines", p.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "commands over 80 lines:\n{}",
+        long.join("\n")
+    );
+}
+
+/// Items public only by accident: declared `pub` in a file of `src/`, named by no other file
+/// of `src/`, `tests/` or `benches/`. Private, they fall under the dead-code lint. A type
+/// (struct, enum, alias) stays `pub` when a public signature or field of its own file names
+/// it: it is that item's API.
+#[test]
+fn no_pub_item_is_used_only_inside_its_own_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    for d in ["src", "tests", "benches"] {
+        rust_files(&root.join(d), &mut all);
+    }
+    let texts: Vec<(PathBuf, String)> = all
+        .into_iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(&p).unwrap();
+            (p, t)
+        })
+        .collect();
+    let decl = regex::Regex::new(
+        r"(?m)^\s*pub (?:async )?(?:const )?(fn|struct|enum|const|type|trait|static) ([A-Za-z_][A-Za-z0-9_]*)",
+    )
+    .unwrap();
+    let mut private = Vec::new();
+    for (path, text) in &texts {
+        let name = path.file_name().unwrap().to_string_lossy();
+        let test_file = name == "tests.rs" || name.starts_with("tests_") || name == "testkit.rs";
+        if !path.starts_with(root.join("src")) || test_file {
+            continue;
+        }
+        let code = code_only(non_test(text));
+        for m in decl.captures_iter(&code) {
+            let (kind, item) = (&m[1], &m[2]);
+            let word = regex::Regex::new(&format!(r"\b{item}\b")).unwrap();
+            if texts.iter().any(|(p, t)| p != path && word.is_match(t)) {
+                continue;
+            }
+            // Each public declaration of the file up to its body, its end or the next one, but
+            // this one's.
+            let start = m.get(0).unwrap().end();
+            let in_signature = ["struct", "enum", "type"].contains(&kind)
+                && code.match_indices("pub ").any(|(i, _)| {
+                    let rest = &code[i..];
+                    let next = rest[4..].find("pub ").map_or(rest.len(), |k| k + 4);
+                    let end = rest.find(['{', ';', '}']).unwrap_or(rest.len()).min(next);
+                    !(i..i + end).contains(&start) && word.is_match(&rest[..end])
+                });
+            if !in_signature {
+                private.push(format!("{}: pub {kind} {item}", path.display()));
+            }
+        }
+    }
+    assert!(
+        private.is_empty(),
+        "pub items no other file uses; make them private (or delete them when nothing uses them):\n{}",
+        private.join("\n")
     );
 }

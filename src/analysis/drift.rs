@@ -27,7 +27,7 @@ use rand_chacha::ChaCha8Rng;
 /// Shortest segment on either side of a change point.
 const MIN_SEGMENT: usize = 3;
 /// Permutations of the p-value.
-pub const PERMUTATIONS: usize = 999;
+const PERMUTATIONS: usize = 999;
 
 /// The least-squares hinge at k − 1: z on x = max(0, i − (k − 1)), (intercept, slope, SSE).
 fn hinge(z: &[f64], k: usize) -> (f64, f64, f64) {

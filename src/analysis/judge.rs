@@ -434,32 +434,3 @@ fn kept(any: bool, what: &str, out: &Path, command: &str) -> String {
         out.display()
     )
 }
-
-/// `bench compare` with the scenario, the baseline's store and name, and the flags the
-/// judgement depends on (`--gate`, `--alpha`, `--max-repeat`) as given: how to judge stored
-/// runs of this comparison again to the same judgement (a sequential design is checked
-/// against those flags).
-pub fn rejudge_command(
-    scenario: &Path,
-    (baselines, name): (&Path, &str),
-    gate: Option<&Path>,
-    (alpha, max_repeat): (f64, Option<u32>),
-) -> String {
-    let mut c = format!("bench compare {}", scenario.display());
-    if baselines != Path::new("baselines") {
-        c += &format!(" --baselines {}", baselines.display());
-    }
-    if name != "main" {
-        c += &format!(" --name {name}");
-    }
-    if let Some(g) = gate {
-        c += &format!(" --gate {}", g.display());
-    }
-    if alpha != crate::config::thresholds::DEFAULT_ALPHA {
-        c += &format!(" --alpha {}", crate::model::readable::number(alpha));
-    }
-    if let Some(m) = max_repeat {
-        c += &format!(" --max-repeat {m}");
-    }
-    c
-}

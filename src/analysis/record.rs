@@ -4,21 +4,72 @@
 //! An interrupted or failed recording keeps its finished runs and says how to store them.
 
 use crate::config::run::RunSpec;
+use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
+use crate::model::scenario::Scenario;
 use crate::session::repeat::{repeat, Halt, Layout};
 use crate::session::Session;
 use crate::verdict::baseline as store;
 use std::path::{Path, PathBuf};
 
 /// A recording: the baseline's name, its repetitions, where it is stored and whether it
-/// replaces one there; `keep(dir)` is the command that stores runs kept under `dir`.
+/// replaces one there, and the scenario and store the command that stores kept runs names.
 pub struct Recording<'a> {
     pub name: &'a str,
     pub repeat: usize,
     pub path: &'a Path,
     pub force: bool,
-    pub keep: &'a dyn Fn(&Path) -> String,
+    pub scenario: &'a Path,
+    pub baselines: &'a Path,
+}
+
+impl Recording<'_> {
+    /// Refuses, before the runs rather than after them, a baseline that exists (without
+    /// `force`) or a store that cannot be written.
+    pub fn check(&self) -> Result<(), BenchError> {
+        if self.path.exists() && !self.force {
+            return Err(BenchError::usage(format!(
+                "{} exists; pass --force to replace it or --name to keep both",
+                self.path.display()
+            )));
+        }
+        store::check_writable(self.path)
+    }
+
+    /// The command that stores runs kept under `stem` as this baseline without running
+    /// them again.
+    fn keep(&self, stem: &Path) -> String {
+        let mut c = format!(
+            "store them as the baseline without running them again: bench baseline {} --from {}",
+            self.scenario.display(),
+            stem.display()
+        );
+        if self.name != "main" {
+            c += &format!(" --name {}", self.name);
+        }
+        if self.baselines != Path::new("baselines") {
+            c += &format!(" --baselines {}", self.baselines.display());
+        }
+        c
+    }
+}
+
+/// The gate a compare against `scenario`'s baseline judges with (the scenario's own
+/// thresholds over the defaults), read before the runs so that a bad one refuses them.
+pub fn gate(scenario: &Scenario) -> Result<GateConfig, BenchError> {
+    GateConfig::for_scenario(None, scenario, crate::config::thresholds::DEFAULT_ALPHA)
+}
+
+/// What a compare against `b` can decide with the default sequential design under `gate`;
+/// `None` for a single repetition, which has no run-to-run spread to forecast from.
+pub fn forecast(b: &Baseline, gate: &GateConfig) -> Option<String> {
+    use crate::verdict::sequential::{Design, DEFAULT_MAX, FIRST_LOOK};
+    if b.repetitions.len() < 2 {
+        return None;
+    }
+    let design = Design::new(FIRST_LOOK, DEFAULT_MAX, gate.alpha);
+    Some(crate::verdict::forecast::text(b, gate, &design, false))
 }
 
 /// Records and stores the baseline; returns it and the directory of its runs.
@@ -56,7 +107,7 @@ pub async fn record(
                     "baseline {} not stored: interrupted; the {whole} finished repetitions are kept under {} — {}",
                     r.name,
                     stem.display(),
-                    (r.keep)(&stem)
+                    r.keep(&stem)
                 ),
             }));
         }
@@ -68,7 +119,7 @@ pub async fn record(
             "{e}\nthe {} repetitions are kept under {}; {}",
             b.repetitions.len(),
             stem.display(),
-            (r.keep)(&stem)
+            r.keep(&stem)
         ))
     })?;
     Ok((b, stem))

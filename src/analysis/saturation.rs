@@ -23,7 +23,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 pub const KEEP_UP: f64 = 0.95;
 
 /// The one-sided confidence level of the slope test.
-pub const CONFIDENCE: f64 = 0.99;
+const CONFIDENCE: f64 = 0.99;
 
 /// The test on an open-loop run; `None` for a run without a steady state or with fewer than
 /// 10 successful requests.

@@ -17,8 +17,7 @@ use crate::verdict::compare::compare;
 use crate::verdict::stack::{factorial as interactions, Arm};
 use std::path::{Path, PathBuf};
 
-/// A change: `(key, value)`.
-type Change = (String, String);
+use crate::config::stack::{Change, StackConfig};
 
 /// What to stack, checked before the first run.
 pub struct StackPlan {
@@ -37,6 +36,36 @@ pub struct StackPlan {
 }
 
 impl StackPlan {
+    /// The plan of `cfg`: its scenario read, its stored runs (`--from`) read, or the
+    /// directory the runs go to checked fresh — all before the first run.
+    pub fn new(cfg: StackConfig) -> Result<StackPlan, BenchError> {
+        if cfg.from.is_none() {
+            crate::output::check_fresh(&cfg.out)?;
+        }
+        Ok(StackPlan {
+            loaded: crate::config::scenario::load(&cfg.scenario)?,
+            pool: cfg.from.as_deref().map(runs_in).transpose()?,
+            scenario: cfg.scenario,
+            flags: cfg.flags,
+            base: cfg.base,
+            tries: cfg.tries,
+            repeat: cfg.repeat,
+            keep_going: cfg.keep_going,
+            out: cfg.out,
+        })
+    }
+
+    /// The gate a ladder judges each step with: the scenario's own thresholds over the
+    /// defaults.
+    pub fn gate(&self) -> Result<GateConfig, BenchError> {
+        let spec = RunSpec::from_scenario(self.loaded.clone(), &self.scenario, &self.flags)?;
+        GateConfig::new(
+            &[spec.scenario.gate.as_slice()],
+            crate::config::thresholds::DEFAULT_ALPHA,
+            spec.scenario.seed,
+        )
+    }
+
     /// `quant=int4`, … in order.
     pub fn names(&self) -> Vec<String> {
         self.tries.iter().map(|(k, v)| format!("{k}={v}")).collect()
@@ -130,7 +159,7 @@ fn label(changes: &[&Change]) -> String {
 /// error naming it; one marked interrupted is
 /// left out, said on stderr; the same run found twice (a copied directory) is an error, since
 /// it would count as two repetitions.
-pub fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
+fn runs_in(dir: &Path) -> Result<Vec<RunResult>, BenchError> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

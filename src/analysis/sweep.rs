@@ -101,7 +101,7 @@ fn saturated(prev: &Point, cur: &Point) -> bool {
 
 /// The least share of an open-loop point's offered load it must have served to count as
 /// sustained by `--find-max-rate`.
-pub const SERVED_SHARE: f64 = 0.9;
+const SERVED_SHARE: f64 = 0.9;
 
 /// Whether a point meets the SLOs *at the load it was offered*. A short open-loop run can end
 /// before the queue an unsustainable rate builds pushes TTFT past its SLO, so meeting the

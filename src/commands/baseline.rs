@@ -1,7 +1,7 @@
 //! `bench baseline`: record a scenario's baseline (`--repeat` runs), list the store, or show
 //! one baseline.
 
-use crate::analysis::record::{from_dir, record, Recording};
+use crate::analysis::record::{forecast, from_dir, record, Recording};
 use crate::cli::BaselineArgs;
 use crate::config::run::RunSpec;
 use crate::error::BenchError;
@@ -11,7 +11,8 @@ use crate::{output, EXIT_OK};
 
 pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     if args.list {
-        list(&args);
+        let all = store::list_loaded(&args.baselines);
+        crate::out_text!("{}", output::baseline::listing(&args.baselines, &all));
         return Ok(EXIT_OK);
     }
     let scenario = args
@@ -28,55 +29,21 @@ pub async fn run(args: BaselineArgs) -> Result<u8, BenchError> {
     if let Some(dir) = &args.from {
         return from_runs(&args, &spec, dir, &path);
     }
-    crate::config::values::repeats(args.repeat)?;
-    if path.exists() && !args.force {
-        return Err(BenchError::usage(format!(
-            "{} exists; pass --force to replace it or --name to keep both",
-            path.display()
-        )));
-    }
-    // A store that cannot be written is refused before the runs, not after them.
-    store::check_writable(&path)?;
-    let keep = |stem: &std::path::Path| {
-        format!(
-            "store them as the baseline without running them again: bench baseline {} --from {}{}{}",
-            scenario.display(),
-            stem.display(),
-            if args.name == "main" { String::new() } else { format!(" --name {}", args.name) },
-            if args.baselines == std::path::Path::new("baselines") {
-                String::new()
-            } else {
-                format!(" --baselines {}", args.baselines.display())
-            }
-        )
-    };
-    // What a compare against it can decide, from the gate that will judge it.
-    let cfg = crate::config::thresholds::GateConfig::for_scenario(
-        None,
-        &spec.scenario,
-        crate::config::thresholds::DEFAULT_ALPHA,
-    )?;
-    let session = Session::new(spec)?;
     let recording = Recording {
         name: &args.name,
-        repeat: args.repeat as usize,
+        repeat: crate::config::values::repeats(args.repeat)?,
         path: &path,
         force: args.force,
-        keep: &keep,
+        scenario: &scenario,
+        baselines: &args.baselines,
     };
-    let (b, stem) = record(&session, &recording).await?;
+    recording.check()?;
+    let gate = crate::analysis::record::gate(&spec.scenario)?;
+    let (b, stem) = record(&Session::new(spec)?, &recording).await?;
     crate::out_text!("{}", output::baseline::summary(&b));
-    if b.repetitions.len() >= 2 {
-        let design = crate::verdict::sequential::Design::new(
-            crate::verdict::sequential::FIRST_LOOK,
-            crate::verdict::sequential::DEFAULT_MAX,
-            crate::config::thresholds::DEFAULT_ALPHA,
-        );
+    if let Some(text) = forecast(&b, &gate) {
         crate::out!("what `bench compare` against it can decide (`bench compare --plan` for other settings):");
-        crate::out_text!(
-            "{}",
-            crate::verdict::forecast::text(&b, &cfg, &design, false)
-        );
+        crate::out_text!("{text}");
     }
     crate::out!(
         "wrote {} (run directories under {})",
@@ -102,18 +69,4 @@ fn from_runs(
         dir.display()
     );
     Ok(EXIT_OK)
-}
-
-fn list(args: &BaselineArgs) {
-    let all: Vec<_> = store::list(&args.baselines)
-        .into_iter()
-        .map(|(scenario, name, path)| {
-            (
-                scenario,
-                name,
-                store::load(&path).map_err(|e| e.to_string()),
-            )
-        })
-        .collect();
-    crate::out_text!("{}", output::baseline::listing(&args.baselines, &all));
 }

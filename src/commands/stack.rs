@@ -1,18 +1,13 @@
 //! `bench stack`: how optimizations combine — a factorial of up to 3 changes, or a ladder
 //! applying them one at a time.
 
-use crate::analysis::stack::{factorial, ladder, runs_in, StackPlan};
+use crate::analysis::stack::{factorial, ladder, StackPlan};
 use crate::cli::StackArgs;
-use crate::config::flags::Flags;
-use crate::config::kv;
-use crate::config::run::{default_out_dir, RunSpec};
-use crate::config::thresholds::GateConfig;
+use crate::config::stack::StackConfig;
 use crate::error::BenchError;
 use crate::output::record::StackContext;
 use crate::output::stack::{FactorialReport, LadderReport};
-use crate::verdict::stack::recommended_rank;
 use crate::{output, EXIT_OK, EXIT_REGRESSION};
-use std::path::PathBuf;
 
 pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     let files = super::requested(&args.output, None);
@@ -21,25 +16,13 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     } else {
         files.check::<FactorialReport>()?;
     }
-    let out = args
-        .opts
-        .out
+    let plan = StackPlan::new(StackConfig::from_args(&args)?)?;
+    let owner = args
+        .owner
         .clone()
-        .unwrap_or_else(|| default_out_dir("stack"));
-    if args.from.is_none() {
-        output::check_fresh(&out)?;
-    }
-    let plan = plan_of(&args, out)?;
-    let owner = args.owner.clone().unwrap_or_else(super::default_owner);
+        .unwrap_or_else(crate::config::provenance::owner);
     if args.ladder {
-        // Each step is gated with the scenario's own thresholds over the defaults.
-        let spec = RunSpec::from_scenario(plan.loaded.clone(), &args.scenario, &plan.flags)?;
-        let gate = GateConfig::new(
-            &[spec.scenario.gate.as_slice()],
-            crate::config::thresholds::DEFAULT_ALPHA,
-            spec.scenario.seed,
-        )?;
-        let l = ladder(&plan, &gate).await?;
+        let l = ladder(&plan, &plan.gate()?).await?;
         crate::out_text!("{}", output::stack::ladder(&l));
         files.write(&LadderReport {
             ladder: &l,
@@ -63,37 +46,6 @@ pub async fn run(args: StackArgs) -> Result<u8, BenchError> {
     };
     files.write(&FactorialReport { rows: &rows, ctx })?;
     Ok(EXIT_OK)
-}
-
-/// The flags as a checked [`StackPlan`], before the first run.
-fn plan_of(args: &StackArgs, out: PathBuf) -> Result<StackPlan, BenchError> {
-    let base = kv::list("--base", args.base.as_deref().unwrap_or(""))?;
-    let mut tries: Vec<(String, String)> = Vec::new();
-    for t in &args.tries {
-        tries.extend(kv::list("--try", t)?);
-    }
-    if tries.is_empty() {
-        return Err(BenchError::usage("give at least one --try KEY=VALUE"));
-    }
-    if !args.ladder && tries.len() > 3 {
-        return Err(BenchError::usage(
-            "the factorial takes at most 3 changes (8 configurations); use --ladder for longer stacks",
-        ));
-    }
-    if args.recommended {
-        tries.sort_by_key(|(k, _)| recommended_rank(k));
-    }
-    Ok(StackPlan {
-        loaded: crate::config::scenario::load(&args.scenario)?,
-        scenario: args.scenario.clone(),
-        flags: Flags::from(&args.opts),
-        base,
-        tries,
-        repeat: crate::config::values::repeats(args.repeat)?,
-        keep_going: args.keep_going,
-        out,
-        pool: args.from.as_deref().map(runs_in).transpose()?,
-    })
 }
 
 #[cfg(test)]

@@ -2,18 +2,22 @@
 //! ([`scenario`], with their [`dataset`]s, [`trace`]s and [`quality`] sets), the flags that
 //! override them ([`overrides`], [`kv`]), one run's whole specification ([`run::RunSpec`])
 //! and the run flags it is built from ([`flags`]), the gate's thresholds ([`thresholds`]), a
-//! sweep's and the self-test's settings ([`sweep`], [`selftest`]), and the limits every value
+//! compare's, a sweep's, a stack's and the self-test's settings ([`compare`], [`sweep`],
+//! [`stack`], [`selftest`]), who and what a record names ([`provenance`]), and the limits every value
 //! is checked against ([`values`]). Every error names the file (with line and field) or the
 //! flag, and the fix. Only this module and `commands/` see `cli`'s types.
 
+pub mod compare;
 pub mod dataset;
 pub mod flags;
 pub mod kv;
 pub mod overrides;
+pub mod provenance;
 pub mod quality;
 pub mod run;
 pub mod scenario;
 pub mod selftest;
+pub mod stack;
 pub mod sweep;
 pub mod thresholds;
 pub mod trace;

@@ -27,7 +27,7 @@ pub const MAX_ITEMS: usize = 10_000;
 
 /// Items in the builtin set: enough that an A/A on a deterministic engine bounds an accuracy
 /// drop within 1 pp (no discordant item in n bounds it at 1 − 0.025^(1/n): 0.92 pp at 400).
-pub const BUILTIN_ITEMS: usize = 400;
+const BUILTIN_ITEMS: usize = 400;
 
 /// The formats [`load`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl Format {
     }
 
     /// The output limit a quality request of this format gets unless the scenario says.
-    pub fn default_max_tokens(self) -> u32 {
+    fn default_max_tokens(self) -> u32 {
         match self {
             Format::Gsm8k => 256,
             _ => 16,
@@ -56,7 +56,7 @@ impl Format {
     }
 
     /// A `.csv` file is MMLU's; a JSONL file is told by its first object's keys.
-    pub fn sniff(path: &Path, text: &str) -> Format {
+    fn sniff(path: &Path, text: &str) -> Format {
         if path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"))

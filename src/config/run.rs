@@ -277,7 +277,7 @@ fn parse_start(s: &str) -> Result<chrono::DateTime<Utc>, BenchError> {
 }
 
 /// Reads a Hugging Face `tokenizer.json` (`--tokenizer`); the error names the file.
-pub fn load_tokenizer(file: &Path) -> Result<tokenizers::Tokenizer, BenchError> {
+fn load_tokenizer(file: &Path) -> Result<tokenizers::Tokenizer, BenchError> {
     // Only a regular file of a tokenizer's size: `/dev/zero`, a FIFO or a stray multi-GB file
     // would otherwise be read whole (the largest published tokenizer.json files are tens of MB).
     const TOKENIZER_BYTES_MAX: u64 = 512 << 20;

@@ -15,7 +15,7 @@ use std::path::Path;
 
 pub use crate::model::comparison::DEFAULT_ALPHA;
 
-pub const DEFAULT_GATE: &[(&str, &str)] = &[
+const DEFAULT_GATE: &[(&str, &str)] = &[
     ("ttft.p50", "10%"),
     ("ttft.p95", "10%"),
     ("ttft.p99", "10%"),

@@ -11,12 +11,12 @@ pub mod limits {
     /// Open-loop rate, requests/s.
     pub const RATE_RPS: (f64, f64) = (1e-4, 1e6);
     /// Closed-loop concurrency and `max_concurrency`.
-    pub const CONCURRENCY: (u32, u32) = (1, 100_000);
+    pub(super) const CONCURRENCY: (u32, u32) = (1, 100_000);
     /// Measured requests of a plan (the open-loop schedule's own cap too).
-    pub const REQUESTS: (u64, u64) = (1, 10_000_000);
-    pub const WARMUP_MAX: u64 = 1_000_000;
+    pub(super) const REQUESTS: (u64, u64) = (1, 10_000_000);
+    pub(super) const WARMUP_MAX: u64 = 1_000_000;
     /// `load.duration`, s (30 days).
-    pub const DURATION_S: (f64, f64) = (1e-3, 2_592_000.0);
+    pub(super) const DURATION_S: (f64, f64) = (1e-3, 2_592_000.0);
     /// Request timeouts and `server_metrics.interval_s`, s (one day).
     pub const TIMEOUT_S: (f64, f64) = (1e-3, 86_400.0);
     /// `--grace`, s.
@@ -40,7 +40,7 @@ pub mod limits {
     pub const SLO_MS: (f64, f64) = (1e-3, 86_400_000.0);
     pub const TEMPERATURE: (f64, f64) = (0.0, 100.0);
     /// `--repeat`: runs a side, blocks, or runs a configuration.
-    pub const REPEAT_MAX: u32 = 1_000;
+    pub(super) const REPEAT_MAX: u32 = 1_000;
     /// One line of a JSONL dataset or trace, bytes: a prompt of TOKENS_MAX tokens is ≈ 10 MB
     /// of text, so a longer line is no request (and parsing it would take several times its
     /// size in memory).

@@ -12,7 +12,7 @@ use crate::model::result::RunResult;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// No latency of a real request is longer than a day (µs); a larger one is corruption.
-pub const LATENCY_MAX_US: u64 = 86_400_000_000;
+const LATENCY_MAX_US: u64 = 86_400_000_000;
 
 /// Problems shown at most; the rest are counted.
 const SHOWN: usize = 4;

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 /// The most characters of an answer a run stores (agreement compares the scorer's
 /// extraction, or this text when it extracts nothing).
-pub const STORED_CHARS: usize = 2_000;
+const STORED_CHARS: usize = 2_000;
 
 /// `s` as a run stores it: whole up to [`STORED_CHARS`], else its first characters and the
 /// SHA-256 of the whole, so that two long answers stored alike are the same answer and a
@@ -26,7 +26,7 @@ fn bounded(s: &str) -> String {
 }
 
 /// Lower case, punctuation and articles dropped, whitespace collapsed.
-pub fn normalise(s: &str) -> String {
+fn normalise(s: &str) -> String {
     let lower: String = s
         .to_lowercase()
         .chars()
@@ -83,7 +83,7 @@ fn number_text(n: f64) -> String {
 }
 
 /// Whether an extracted answer is the expected one.
-pub fn is_right(scorer: &Scorer, extracted: &str, expected: &str) -> bool {
+fn is_right(scorer: &Scorer, extracted: &str, expected: &str) -> bool {
     match scorer {
         Scorer::Exact | Scorer::Regex { .. } => extracted == normalise(expected),
         Scorer::Choice => extracted.eq_ignore_ascii_case(expected.trim()),

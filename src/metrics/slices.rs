@@ -21,13 +21,13 @@ use crate::model::windows::SteadyState;
 
 /// Width of a slice before any widening, µs: 1 ms, so that at up to a thousand requests a
 /// second a slice holds at most about one.
-pub const SLICE_US: u64 = 1_000;
+const SLICE_US: u64 = 1_000;
 
 /// The most slices a run is cut into (≈ 0.5 MB however long the run).
-pub const MAX_SLICES: u64 = 8_192;
+const MAX_SLICES: u64 = 8_192;
 
 /// How the steady state is found, as a result states it.
-pub const METHOD: &str =
+const METHOD: &str =
     "MSER-5 on E2E in intended-send order (warm-up); the last intended send (drain)";
 
 /// What the search keeps of the measured requests meant to be sent in one slice.

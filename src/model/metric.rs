@@ -121,7 +121,7 @@ impl Latency {
         }
     }
 
-    pub fn from_name(s: &str) -> Option<Latency> {
+    fn from_name(s: &str) -> Option<Latency> {
         Latency::ALL.into_iter().find(|l| l.name() == s)
     }
 }
@@ -140,8 +140,6 @@ impl Quantile {
     pub const P50: Quantile = Quantile(0.5);
     pub const P90: Quantile = Quantile(0.9);
     pub const P95: Quantile = Quantile(0.95);
-    pub const P99: Quantile = Quantile(0.99);
-    pub const P999: Quantile = Quantile(0.999);
 
     /// `None` unless 0 < p < 1.
     pub fn new(p: f64) -> Option<Quantile> {
@@ -229,7 +227,7 @@ pub enum Metric {
 }
 
 /// The names a user can write, for error messages.
-pub const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy or agreement";
+const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy or agreement";
 
 impl Metric {
     /// The latency, quantile and turns of a latency metric.

@@ -123,7 +123,7 @@ pub struct StreamDetail {
 
 impl StreamDetail {
     /// No reasoning, one token a chunk: nothing to store.
-    pub fn is_plain(&self) -> bool {
+    fn is_plain(&self) -> bool {
         *self == StreamDetail::default()
     }
 }
@@ -152,7 +152,7 @@ pub enum ChunkTokens {
 }
 
 impl ChunkTokens {
-    pub fn is_one(&self) -> bool {
+    fn is_one(&self) -> bool {
         *self == ChunkTokens::One
     }
 

@@ -126,7 +126,7 @@ pub enum DatasetFormat {
 }
 
 impl DatasetFormat {
-    pub fn is_jsonl(&self) -> bool {
+    fn is_jsonl(&self) -> bool {
         *self == DatasetFormat::Jsonl
     }
 }

@@ -45,7 +45,7 @@ fn row_err(e: csv::Error) -> BenchError {
     BenchError::Runtime(format!("cannot write CSV: {e}"))
 }
 
-pub const REQUEST_COLUMNS: &[&str] = &[
+const REQUEST_COLUMNS: &[&str] = &[
     "index",
     "warmup",
     "class",
@@ -191,7 +191,7 @@ impl RequestsWriter {
     }
 }
 
-pub const SUMMARY_COLUMNS: &[&str] = &[
+const SUMMARY_COLUMNS: &[&str] = &[
     "metric",
     "unit",
     "value",
@@ -302,7 +302,7 @@ pub fn windows(w: &crate::model::windows::Windows) -> Result<Vec<u8>, BenchError
 }
 
 /// (metric, unit, value, definition) for every single-number figure of a summary.
-pub fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
+fn scalar_rows(s: &Summary) -> Vec<(String, String, String, String)> {
     let t = &s.throughput;
     let c = &s.counts;
     let mut rows = vec![

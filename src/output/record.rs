@@ -10,7 +10,7 @@ use super::write_atomic;
 use crate::error::BenchError;
 use crate::model::comparison::{Comparison, Row, Verdict};
 use crate::model::scenario::short_hash;
-use crate::model::stack::{Interaction, InteractionRow};
+use crate::model::stack::{Interaction, InteractionRow, Resolve};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -282,7 +282,7 @@ pub fn stack_rows(rows: &[InteractionRow], ctx: &StackContext) -> Vec<RecordRow>
                         "≥ {} runs per configuration; 95 % interval, t with {df:.0} df{}",
                         r.runs,
                         r.resolve
-                            .map(|x| format!("; {}", super::stack::resolve_text(&x)))
+                            .map(|x| format!("; {}", resolve_text(&x)))
                             .unwrap_or_default()
                     ),
                     None => "one run per configuration: no run-to-run noise to judge by".into(),
@@ -348,4 +348,16 @@ pub fn append(path: &Path, rows: &[RecordRow]) -> Result<(), BenchError> {
     let new = render(rows, existing.is_empty())?;
     existing.extend(new);
     write_atomic(path, &existing)
+}
+
+/// What would settle an inconclusive interaction, in words (the table and the record CSV).
+pub fn resolve_text(r: &Resolve) -> String {
+    let whatever = match r.whatever {
+        Some(n) => format!("≈ {n} runs per configuration (--repeat {n}, or as many stored for --from) would narrow the interval to ±5 % whatever the interaction"),
+        None => format!("even {} runs per configuration would not narrow the interval to ±5 %", Resolve::MAX_RUNS),
+    };
+    match r.if_it_stays {
+        Some(n) => format!("{whatever}; if the interaction stays at its size, ≈ {n} would show it"),
+        None => whatever,
+    }
 }

@@ -1,11 +1,11 @@
 //! `bench stack`'s tables: the factorial's interactions, and the ladder's steps.
 
 use super::export::{Exporter, Format};
-use super::record::{RecordRow, StackContext};
+use super::record::{resolve_text, RecordRow, StackContext};
 use crate::error::BenchError;
 use crate::model::comparison::Verdict;
 use crate::model::metric::{Latency, Metric, Quantile};
-use crate::model::stack::{Interaction, InteractionRow, Ladder, Resolve};
+use crate::model::stack::{Interaction, InteractionRow, Ladder};
 use std::fmt::Write;
 
 pub fn factorial(rows: &[InteractionRow]) -> String {
@@ -67,18 +67,6 @@ pub fn factorial(rows: &[InteractionRow]) -> String {
         None => {}
     }
     o
-}
-
-/// What would settle an inconclusive interaction, in words (the table and the record CSV).
-pub fn resolve_text(r: &Resolve) -> String {
-    let whatever = match r.whatever {
-        Some(n) => format!("≈ {n} runs per configuration (--repeat {n}, or as many stored for --from) would narrow the interval to ±5 % whatever the interaction"),
-        None => format!("even {} runs per configuration would not narrow the interval to ±5 %", Resolve::MAX_RUNS),
-    };
-    match r.if_it_stays {
-        Some(n) => format!("{whatever}; if the interaction stays at its size, ≈ {n} would show it"),
-        None => whatever,
-    }
 }
 
 pub fn ladder(l: &Ladder) -> String {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Request index stride between sessions: turn `t` of session `s` is `s * TURN_STRIDE + t`.
-pub const TURN_STRIDE: u64 = 1000;
+const TURN_STRIDE: u64 = 1000;
 
 /// Mixed into the seed for session streams, so session `s` never draws request `s`'s words.
 const SESSION_KEY: u64 = 0x7365_7373_696f_6e73;

@@ -45,7 +45,7 @@ pub struct Generator {
 
 /// Words in a run's salt: with the vocabulary's size, two runs share one with odds below
 /// one in a billion.
-pub const SALT_WORDS: u32 = 4;
+const SALT_WORDS: u32 = 4;
 
 /// Stream ids at the top of the range are reserved for prefixes and schedules.
 const PREFIX_STREAM_BASE: u64 = u64::MAX - (1 << 32);

@@ -17,7 +17,7 @@ use rand_distr::{Distribution, Exp, Gamma};
 use std::time::Duration;
 
 /// Refuse plans larger than this rather than exhaust memory.
-pub const MAX_ARRIVALS: u64 = 10_000_000;
+const MAX_ARRIVALS: u64 = 10_000_000;
 
 const SCHEDULE_STREAM: u64 = u64::MAX;
 

@@ -54,7 +54,7 @@ fn client_wait_ns() -> Option<u64> {
 }
 
 /// The counters now, when /proc/stat is readable.
-pub fn cpu_times() -> Option<CpuTimes> {
+fn cpu_times() -> Option<CpuTimes> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     let mut t = parse_cpu_line(text.lines().next()?)?;
     t.pressure_us = cpu_pressure_us();

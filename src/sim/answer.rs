@@ -25,10 +25,10 @@
 use super::profile::{Quant, SimOptions};
 
 /// Share of the solvable questions the full-precision model answers wrong.
-pub const BASE_ERROR: f64 = 0.3;
+const BASE_ERROR: f64 = 0.3;
 
 /// Extra share of questions answered wrong at a weight and KV precision.
-pub fn accuracy_cost(weights: Quant, kv: Quant) -> f64 {
+fn accuracy_cost(weights: Quant, kv: Quant) -> f64 {
     let w = match weights {
         Quant::None => 0.0,
         Quant::Fp8 => 0.005,
@@ -45,7 +45,7 @@ pub fn accuracy_cost(weights: Quant, kv: Quant) -> f64 {
 }
 
 /// Share of free-text replies that diverge from the full-precision model's.
-pub fn divergence(weights: Quant, kv: Quant) -> f64 {
+fn divergence(weights: Quant, kv: Quant) -> f64 {
     let w: f64 = match weights {
         Quant::None => 0.0,
         Quant::Fp8 => 0.04,

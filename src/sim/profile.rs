@@ -146,7 +146,7 @@ pub struct SimOptions {
     pub header_delay_ms: f64,
 }
 
-pub const PROFILES: &[&str] = &["small-gpu", "l4-8b", "h100-8b", "h100-70b"];
+const PROFILES: &[&str] = &["small-gpu", "l4-8b", "h100-8b", "h100-70b"];
 
 const L4: (f64, f64, f64, f64) = (121.0, 24.0, 300.0, 64.0); // TFLOP/s, GB, GB/s, PCIe GB/s
 const H100: (f64, f64, f64, f64) = (989.0, 80.0, 3350.0, 900.0);

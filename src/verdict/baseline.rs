@@ -120,7 +120,7 @@ fn repetition_problems(b: &Baseline, raw: &serde_json::Value) -> Vec<String> {
 /// A run taken as a reference (a baseline repetition, `compare --against RUN.json`) must be
 /// whole and self-consistent ([`consistency::problems`]); otherwise the error names what is
 /// wrong and the fix.
-pub fn check_reference(r: &RunResult) -> Result<(), String> {
+fn check_reference(r: &RunResult) -> Result<(), String> {
     let p = consistency::problems(r);
     if p.is_empty() {
         return Ok(());
@@ -261,6 +261,15 @@ pub fn list(dir: &Path) -> Vec<(String, String, PathBuf)> {
     }
     out.sort();
     out
+}
+
+/// `(scenario, name, baseline)` of every stored baseline, each read as the gate reads it:
+/// one that would not be judged carries its error's text.
+pub fn list_loaded(dir: &Path) -> Vec<(String, String, Result<Baseline, String>)> {
+    list(dir)
+        .into_iter()
+        .map(|(scenario, name, path)| (scenario, name, load(&path).map_err(|e| e.to_string())))
+        .collect()
 }
 
 #[cfg(test)]

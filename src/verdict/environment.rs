@@ -134,7 +134,7 @@ fn gap(b: &[f64], c: &[f64]) -> Option<(f64, f64, f64)> {
 /// three standard errors of the runs' spread. On a two-core machine serving llama-server, a
 /// neighbour's busy loop took the busy share from ≈ 51 % to ≈ 100 % and the pressure from
 /// ≈ 0.4 % to ≈ 2.2 %, while runs of one arm agreed within a few tenths.
-pub const BUSY_POINTS: f64 = 20.0;
+const BUSY_POINTS: f64 = 20.0;
 
 /// When the arms ran under CPU contention that differs beyond their runs' spread: what to
 /// say beside the verdicts it could explain.
@@ -207,7 +207,7 @@ pub fn client_bound(run: &RunResult) -> Option<String> {
 }
 
 /// A host this much slower on the calibration workload before one arm than the other is named.
-pub const SLOWER_HOST: f64 = 0.15;
+const SLOWER_HOST: f64 = 0.15;
 
 /// When the host computed the fixed calibration workload ([`RunEnvironment::calibration_us`])
 /// at least [`SLOWER_HOST`] slower before one arm's runs than before the other's, beyond three
@@ -228,7 +228,7 @@ pub fn host_speed(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
 
 /// How many times more a server must have served before the candidate's runs than the
 /// baseline's yardstick for it to be named.
-pub const SERVED_MORE: f64 = 3.0;
+const SERVED_MORE: f64 = 3.0;
 
 /// When the candidate's runs started on a server that had processed far more tokens since it
 /// started ([`crate::model::server::ServerMetrics::served_tokens_before`]) than the baseline's

@@ -39,7 +39,7 @@ use std::fmt::Write;
 /// The power each claim is planned for.
 const POWER: f64 = 0.9;
 /// Equally likely quantiles of the candidate's sample variance the power is averaged over.
-pub const DRAWS: usize = 64;
+const DRAWS: usize = 64;
 
 /// One gated metric's plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,7 +286,7 @@ fn quality(runs: &[RunResult], metric: Metric, text: &str, floor: f64, design: &
 }
 
 /// A run's mean duration over `runs` (s).
-pub fn secs_per_run(runs: &[RunResult]) -> f64 {
+fn secs_per_run(runs: &[RunResult]) -> f64 {
     let total: f64 = runs
         .iter()
         .map(|r| (r.ended_at - r.started_at).num_milliseconds().max(0) as f64 / 1000.0)
@@ -296,7 +296,7 @@ pub fn secs_per_run(runs: &[RunResult]) -> f64 {
 
 /// The mean wall time of the quality passes `runs` made (s), which a run's duration leaves
 /// out; 0 without a timed pass.
-pub fn secs_per_pass(runs: &[RunResult]) -> f64 {
+fn secs_per_pass(runs: &[RunResult]) -> f64 {
     runs.iter()
         .filter_map(|r| r.quality.as_ref().map(|q| q.seconds))
         .filter(|s| *s > 0.0)

@@ -99,7 +99,7 @@ fn p50(metric: Latency) -> Metric {
 
 /// Whether the rows show a change of mode: TTFT and TPOT medians beyond their thresholds in
 /// opposite directions, E2E median and output throughput (when judged) inside theirs.
-pub fn changed_mode(rows: &[Row]) -> bool {
+fn changed_mode(rows: &[Row]) -> bool {
     let get = |m: Metric| rows.iter().find(|r| r.metric == m);
     let (Some(ttft), Some(tpot), Some(e2e)) = (
         get(p50(Latency::Ttft)),

@@ -68,7 +68,7 @@ fn once_each(entries: Vec<Entry>) -> (Vec<Entry>, usize) {
 /// The largest file `bench history` reads: a compare JSON is tens of kilobytes and a year
 /// of a CI's record CSV a few megabytes; anything past this is refused, naming the file,
 /// rather than read into memory whole.
-pub const FILE_BYTES_MAX: u64 = 256 << 20;
+const FILE_BYTES_MAX: u64 = 256 << 20;
 
 /// Reads one path: a directory (its JSON and CSV files, three levels deep, symbolic links to
 /// directories not followed), a compare JSON, or a record CSV. Only regular files are read:

@@ -33,7 +33,7 @@ pub(super) struct Counted {
 impl ChunkText {
     /// The most text one stream keeps for counting (a server that streams without end does
     /// not grow it further; such a stream's chunks stay estimated).
-    pub const MAX_BYTES: usize = 8 << 20;
+    const MAX_BYTES: usize = 8 << 20;
 
     /// One text chunk arrived: its text was appended to [`Self::text`] by the interpreter.
     pub(super) fn chunk(&mut self, reasoning: bool, gap_us: Option<u64>) {

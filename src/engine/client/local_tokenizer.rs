@@ -26,7 +26,7 @@ pub struct LocalTokenizer {
 
 impl LocalTokenizer {
     /// Tokens of `text` alone, without special tokens.
-    pub fn count_text(tok: &tokenizers::Tokenizer, text: &str) -> Result<u64, String> {
+    fn count_text(tok: &tokenizers::Tokenizer, text: &str) -> Result<u64, String> {
         tok.encode(text, false)
             .map(|e| e.len() as u64)
             .map_err(|e| format!("the local tokenizer cannot encode a prompt: {e}"))
@@ -44,11 +44,6 @@ impl LocalTokenizer {
             tok,
             overhead: server - text,
         })
-    }
-
-    /// Builds one from a tokenizer and a known overhead (tests).
-    pub fn with_overhead(tok: tokenizers::Tokenizer, overhead: i64) -> LocalTokenizer {
-        LocalTokenizer { tok, overhead }
     }
 
     /// Tokens the server would count for this prompt.
@@ -119,7 +114,7 @@ mod tests {
     #[test]
     fn counts_text_and_adds_the_measured_overhead() {
         let tok: tokenizers::Tokenizer = CHARS.parse().unwrap();
-        let l = LocalTokenizer::with_overhead(tok, 7);
+        let l = LocalTokenizer { tok, overhead: 7 };
         // Whitespace pieces are tokens too under `Isolated`; count what the file says.
         let n = l.count(&Prompt::Text("ab cd".into())).unwrap();
         let text_only = LocalTokenizer::count_text(&l.tok, "ab cd").unwrap();

@@ -71,12 +71,7 @@ pub struct ChunkInfo {
     pub error: Option<String>,
 }
 
-/// Interprets one JSON payload; `Err` means it is not a JSON object we can read.
-pub fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
-    interpret_into(data, None, None)
-}
-
-/// [`interpret`], also appending the chunk's reply text (chat `content`, or completions
+/// Interprets one JSON payload (`Err`: not a JSON object we can read), also appending the chunk's reply text (chat `content`, or completions
 /// `text`; reasoning is not part of the reply a client sends back) to `reply` when given —
 /// what a conversation's next turn carries as the assistant's message; and all its generated
 /// text (reasoning, then answer) to `generated` when given, for a local token count.
@@ -177,6 +172,11 @@ pub fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Interprets one JSON payload; `Err` means it is not a JSON object we can read.
+    fn interpret(data: &[u8]) -> Result<ChunkInfo, String> {
+        interpret_into(data, None, None)
+    }
 
     #[test]
     fn role_only_and_usage_only_chunks_carry_no_text() {

@@ -102,7 +102,7 @@ fn url_secrets(u: &Url) -> Vec<String> {
 }
 
 /// Shortest run of the key's characters that counts as a fragment of it.
-pub const FRAGMENT: usize = 8;
+const FRAGMENT: usize = 8;
 
 /// `text` with the secret `key` replaced by `<redacted>`: the whole key, and every run of
 /// [`FRAGMENT`] or more consecutive characters of it (a server that echoes half a key, or a

@@ -23,9 +23,9 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
-pub const MAX_CALIBRATED: usize = 20_000;
+const MAX_CALIBRATED: usize = 20_000;
 /// Tokenizer calls per calibrated prompt, at most.
-pub const MAX_TRIALS: usize = 10;
+const MAX_TRIALS: usize = 10;
 
 /// The server's `/tokenize`.
 pub struct ServerTokenizer {

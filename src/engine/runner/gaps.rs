@@ -17,7 +17,7 @@ pub struct Gaps {
 
 impl Gaps {
     /// Gaps kept as values before the rest are folded (512 KiB).
-    pub const LISTED: usize = 65_536;
+    const LISTED: usize = 65_536;
 
     pub fn push(&mut self, us: u64) {
         if self.listed.len() < Self::LISTED {

@@ -62,7 +62,7 @@ pub struct Names {
     pub queries_exclude_hits: bool,
 }
 
-pub const VLLM: Names = Names {
+const VLLM: Names = Names {
     engine: "vllm",
     running: &["vllm:num_requests_running"],
     waiting: &["vllm:num_requests_waiting"],
@@ -85,7 +85,7 @@ pub const VLLM: Names = Names {
     queries_exclude_hits: false,
 };
 
-pub const SGLANG: Names = Names {
+const SGLANG: Names = Names {
     engine: "sglang",
     running: &["sglang:num_running_reqs"],
     waiting: &["sglang:num_queue_reqs"],
@@ -108,7 +108,7 @@ pub const SGLANG: Names = Names {
     queries_exclude_hits: false,
 };
 
-pub const LLAMACPP: Names = Names {
+const LLAMACPP: Names = Names {
     engine: "llama.cpp",
     running: &["llamacpp:requests_processing"],
     waiting: &["llamacpp:requests_deferred"],

@@ -53,7 +53,7 @@ impl Histograms {
 }
 
 /// The key of turn `t`'s histogram of `m` in `run.json` (`ttft_us@turn2`).
-pub fn turn_hist_key(m: Latency, t: u32) -> String {
+fn turn_hist_key(m: Latency, t: u32) -> String {
     format!("{}@turn{t}", m.hist_key())
 }
 

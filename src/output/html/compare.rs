@@ -116,8 +116,8 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &[RunResult])>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::comparison::Verdict;
     use crate::model::baseline::Baseline;
+    use crate::model::comparison::Verdict;
     use crate::model::metric::{Latency, Metric, Quantile};
     use crate::model::record::Outcome;
     use crate::testkit::{gate_config, record, rng, run_of, scenario};

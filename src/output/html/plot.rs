@@ -14,8 +14,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::fmt::Write;
 
-pub const WIDTH: u32 = 580;
-pub const HEIGHT: u32 = 320;
+const WIDTH: u32 = 580;
+const HEIGHT: u32 = 320;
 /// Tick labels, axis titles (px in the SVG).
 const TICK_PX: f64 = 13.0;
 const DESC_PX: f64 = 14.0;
@@ -107,7 +107,7 @@ pub fn bounds(points: impl Iterator<Item = (f64, f64)>) -> (f64, f64, f64, f64) 
 /// The HTML legend: a swatch per series when there are two or more (a single series is
 /// named by the title), and a dashed black swatch per reference line, as they are drawn.
 /// Empty when there is nothing to name.
-pub fn legend_with_refs(names: &[&str], refs: &[&str]) -> String {
+fn legend_with_refs(names: &[&str], refs: &[&str]) -> String {
     let mut spans = String::new();
     if names.len() >= 2 {
         for (i, n) in names.iter().enumerate() {
@@ -266,7 +266,7 @@ pub fn chart_noted(frame: &Frame, series: &[Series], note: Option<String>) -> St
 }
 
 /// The x position of quantile `p` on the percentile axis: log10(1 / (1 − p)).
-pub fn pct_x(p: f64) -> f64 {
+fn pct_x(p: f64) -> f64 {
     (1.0 / (1.0 - p).max(1e-12)).log10()
 }
 

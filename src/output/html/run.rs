@@ -112,7 +112,7 @@ fn turns(r: &RunResult) -> String {
 /// there are at least 6 of them or the run kept no records to cut finer ones from (over
 /// `--keep-records`), otherwise finer ones from its records (a 1-2-5 width giving ≥ 20
 /// windows), so a short run has a curve too.
-pub fn windows_for_page(r: &RunResult) -> Option<Windows> {
+fn windows_for_page(r: &RunResult) -> Option<Windows> {
     if let Some(w) = r
         .windows
         .as_ref()

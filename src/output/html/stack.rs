@@ -20,7 +20,7 @@ fn color(v: Interaction) -> &'static str {
 }
 
 /// All rows on one axis of % change against the base.
-pub fn interaction_chart(rows: &[InteractionRow]) -> String {
+fn interaction_chart(rows: &[InteractionRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }

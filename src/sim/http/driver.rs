@@ -51,10 +51,10 @@ pub(super) struct MetricsState {
 
 /// How far the model's clock may fall behind the wall clock while busy before it is moved up
 /// to it: a host stalled this long is not caught up in one burst of tokens.
-pub const MAX_LAG_S: f64 = 1.0;
+const MAX_LAG_S: f64 = 1.0;
 
 /// How long an engine woken from idle gathers arriving requests before its first step.
-pub const GATHER: Duration = Duration::from_millis(2);
+const GATHER: Duration = Duration::from_millis(2);
 
 pub(super) async fn drive(
     mut engine: Engine,

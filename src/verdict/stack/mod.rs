@@ -405,23 +405,6 @@ fn contention(
     None
 }
 
-/// The recommended order (docs/optimization.md): stability (quantization → TP → chunked prefill) → TTFT
-/// (prefix cache → capacity) → TPOT (batching parameters → KV quantization → speculation) →
-/// tail (PD). Unknown keys keep their place after the known ones.
-pub fn recommended_rank(key: &str) -> usize {
-    match key {
-        "quant" => 0,
-        "tp" => 1,
-        "chunked_prefill" => 2,
-        "prefix_cache" => 3,
-        "max_num_seqs" | "max_num_batched_tokens" => 4,
-        "kv_quant" => 5,
-        "spec" | "spec_alpha" | "draft_quant" => 6,
-        "pd" => 7,
-        _ => 8,
-    }
-}
-
 mod quality;
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::result::RunResult;
+use crate::model::stack::recommended_rank;
 use crate::model::text::{stream_rng, words};
 use crate::sim::tokenize;
 use crate::sim::virtual_time::{simulate, VRequest, VirtualLoad, VirtualRun};
