@@ -20,6 +20,7 @@
 //! change on a very steady series is not called drift.
 
 use crate::model::history::{ChangeKind, ChangePoint};
+use crate::model::values::Values;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -112,7 +113,7 @@ fn best(z: &[f64]) -> Option<(f64, ChangeKind, usize)> {
     if n < 2 * MIN_SEGMENT {
         return None;
     }
-    let mean = z.iter().sum::<f64>() / n as f64;
+    let mean = Values::mean_of(z)?;
     let centred: Vec<f64> = z.iter().map(|v| v - mean).collect();
     let sums = Sums::new(&centred);
     let sse0 = sums.sse(0, n);
@@ -148,9 +149,9 @@ pub fn change_point(values: &[f64], seed: u64) -> Option<ChangePoint> {
         })
         .count();
     let n = z.len();
-    let before = z[..onset].iter().sum::<f64>() / onset as f64;
+    let before = Values::mean_of(&z[..onset])?;
     let (after, per_step) = match kind {
-        ChangeKind::Shift => (z[onset..].iter().sum::<f64>() / (n - onset) as f64, 0.0),
+        ChangeKind::Shift => (Values::mean_of(&z[onset..])?, 0.0),
         ChangeKind::Drift => {
             let (a, b, _) = hinge(&z, onset);
             (a + b * (n - onset) as f64, b)

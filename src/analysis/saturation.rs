@@ -17,6 +17,7 @@
 use crate::model::record::RequestRecord;
 use crate::model::result::RunResult;
 pub use crate::model::sweep::Saturation;
+use crate::model::values::Values;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Served below this fraction of offered is not keeping up.
@@ -54,8 +55,8 @@ fn slope_lower(records: &[RequestRecord]) -> Option<(f64, f64)> {
     }
     let nf = n as f64;
     let (mx, my) = (
-        xy.iter().map(|p| p.0).sum::<f64>() / nf,
-        xy.iter().map(|p| p.1).sum::<f64>() / nf,
+        Values::new(xy.iter().map(|p| p.0)).mean()?,
+        Values::new(xy.iter().map(|p| p.1)).mean()?,
     );
     let sxx: f64 = xy.iter().map(|p| (p.0 - mx).powi(2)).sum();
     if sxx <= 0.0 {

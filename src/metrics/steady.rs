@@ -27,7 +27,7 @@ pub const MIN_BATCHES: usize = 10;
 pub fn mser5(series: &[f64]) -> Option<usize> {
     let means: Vec<f64> = series
         .chunks_exact(BATCH)
-        .map(|b| b.iter().sum::<f64>() / BATCH as f64)
+        .filter_map(crate::model::values::Values::mean_of)
         .collect();
     mser_cut(&means).map(|d| d * BATCH)
 }

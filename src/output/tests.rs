@@ -199,7 +199,7 @@ fn interactions() -> Vec<InteractionRow> {
 }
 
 /// Elements and text of a page, with each SVG reduced to its title.
-fn structure(html: &str) -> String {
+pub(super) fn structure(html: &str) -> String {
     let mut out = String::new();
     let mut rest = html;
     while let Some(i) = rest.find("<svg") {

@@ -1,5 +1,5 @@
 //! Snapshots of the renderers no run fixture reaches: a run's windows and steady state, and a
-//! scenario's history of compares with its change point.
+//! scenario's history of compares with its change point, as text and as its page.
 
 use super::*;
 use crate::model::history::{Entry, Value};
@@ -78,4 +78,8 @@ fn history_renderer() {
         .collect();
     let h = crate::analysis::history::history("smoke", entries, 0.05, 5.0);
     insta::assert_snapshot!("history_table", history::render(&h));
+    insta::assert_snapshot!(
+        "history_html_structure",
+        super::tests::structure(&html::history_report(std::slice::from_ref(&h)))
+    );
 }

@@ -19,7 +19,7 @@ pub mod signals;
 use crate::config::run::RunSpec;
 use crate::engine::client::target::public;
 use crate::engine::client::{list_models, server_version, HttpSender, Target};
-use crate::engine::runner::{self, Stop};
+use crate::engine::runner::{self, Cancel};
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
 use crate::metrics::summary::{Accumulator, RunCounts};
@@ -111,7 +111,7 @@ impl Session {
     }
 
     /// Runs once and builds the result (no files written).
-    pub async fn run(&self, stop: impl Into<Stop>) -> Result<RunResult, BenchError> {
+    pub async fn run(&self, stop: impl Into<Cancel>) -> Result<RunResult, BenchError> {
         self.execute(stop, None).await
     }
 
@@ -119,7 +119,7 @@ impl Session {
     /// for `run.json` only while the run is within `--keep-records`.
     async fn execute(
         &self,
-        stop: impl Into<Stop>,
+        stop: impl Into<Cancel>,
         mut csv: Option<output::csv::RequestsWriter>,
     ) -> Result<RunResult, BenchError> {
         let spec = &self.spec;
@@ -136,7 +136,7 @@ impl Session {
         let collector = self.scrape(&conn.target, &scraping).await;
         let version = server_version(&conn.target).await;
         let (env, cpu) = environment::before(version.map(|v| conn.target.scrub(&v)));
-        let stop: Stop = stop.into();
+        let stop: Cancel = stop.into();
         let stop_requests = stop.requests.clone();
         self.wait_for_start(&stop).await;
         let started_at = Utc::now();
@@ -337,7 +337,7 @@ impl Session {
 
     /// Waits for `--start-at`, or until a signal stops the run (which then sends nothing and
     /// is written incomplete).
-    async fn wait_for_start(&self, stop: &Stop) {
+    async fn wait_for_start(&self, stop: &Cancel) {
         let Some(at) = self.spec.start_at else { return };
         let wait = (at - Utc::now()).to_std().unwrap_or_default();
         if wait.is_zero() {

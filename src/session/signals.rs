@@ -12,13 +12,13 @@
 //! delivery (signals that arrive back to back are not merged into one), and it never depends on
 //! stderr: a message that cannot be written (a closed pipe) is dropped, the signal still acts.
 
-use crate::engine::runner::Stop;
+use crate::engine::runner::Cancel;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// The run signals go to now, if any, and its grace.
-static CURRENT: Mutex<Option<(Stop, Duration)>> = Mutex::new(None);
+static CURRENT: Mutex<Option<(Cancel, Duration)>> = Mutex::new(None);
 /// The one listener (per runtime: re-installed if the runtime it ran on has ended).
 static LISTENER: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 /// The first signal this process received, if any: a command of several runs starts no run
@@ -47,7 +47,7 @@ pub fn received() -> Option<&'static str> {
 /// signal that arrives while no run is under way (between two repetitions) ends the process
 /// at once, exit 2: nothing is in flight, and every finished run is already written.
 pub struct Signals {
-    stop: Stop,
+    stop: Cancel,
 }
 
 /// Starts routing stop signals (once per runtime), so that a signal while no run is under way
@@ -70,7 +70,7 @@ pub fn install() {
 
 impl Signals {
     pub fn listen(grace: Duration) -> Signals {
-        let stop = Stop::default();
+        let stop = Cancel::default();
         // Installed here at the latest, before the run starts, so no early signal is missed.
         install();
         if let Ok(mut c) = CURRENT.lock() {
@@ -80,7 +80,7 @@ impl Signals {
     }
 
     /// The stop the run obeys.
-    pub fn stop(&self) -> Stop {
+    pub fn stop(&self) -> Cancel {
         self.stop.clone()
     }
 }

@@ -1,35 +1,14 @@
-//! The decision rule of the gate.
+//! The decision rule of the gate, on an effect signed so that positive is worse, its standard
+//! error and the threshold's floor f: **regressed** when effect > max(c, f) with
+//! c = q₁₋α/m·se (Bonferroni over the m gated rows, one-sided each way); **improved**
+//! symmetrically; **no change** when neither and the one-sided 1 − α bound on worse,
+//! effect + q₁₋α·se, is within f (a non-inferiority test, needing no Bonferroni share:
+//! an intersection–union test, Berger 1982); **inconclusive** otherwise. A false FAIL has
+//! probability ≤ α over the gated set, and so has a false "improved"; a regression of the
+//! threshold's size is called no change with probability ≤ α for each row.
 //!
-//! Every metric's effect is signed so that positive means *worse* (slower latency, lower
-//! throughput, more errors). With standard error `se`, the Bonferroni-corrected critical value
-//! is c = q₁₋α/m · se for m gated metrics — one-sided in each direction: a regression is
-//! tested on its own, and an improvement on its own — the bound on worse is b = effect +
-//! q₁₋α · se (one-sided, each metric at α), and the floor f is the threshold on the effect's
-//! scale (ln(1 + 10 %) for a "10%" latency threshold):
-//!
-//! * **regressed** — effect > max(c, f): beyond the threshold *and* beyond noise;
-//! * **improved** — −effect > max(c, f);
-//! * **no change** — neither, and b ≤ f: the one-sided 1 − α upper bound of how much worse
-//!   the candidate is stays inside the threshold, so a regression of the threshold's size is
-//!   excluded — a non-inferiority test — even where noise hides a change the other way;
-//! * **inconclusive** — neither: a regression of the threshold's size can be neither seen nor
-//!   excluded; the runs are too few.
-//!
-//! A regression needs both conditions, so the false-FAIL rate (against no difference) is at
-//! most α over the whole gated set (Bonferroni), as `--alpha` says, and so is the rate of a
-//! false "improved"; a small but significant change inside the threshold passes. "No change"
-//! is wrong — a regression of at least the threshold called no change — with probability at
-//! most α for each metric, since then b ≤ f needs the estimate to fall q₁₋α · se below the
-//! true effect. A small critical value alone (c ≤ f) is not enough: with the estimate just
-//! under the threshold, a regression of the threshold's size is as likely as not, and the
-//! rows that rule let through could not keep that bound over the looks of a sequential
-//! compare. The bound needs no Bonferroni share: "no regression on any metric" is the
-//! intersection of the metrics' claims, and an intersection–union test that rejects "some
-//! metric is worse by its threshold" only when every metric's own level-α test does is
-//! itself of level α (Berger 1982) — splitting α is for a union like "some metric
-//! regressed", the FAIL side. The FAIL test is one-sided at α/m: a two-sided test at α/2m
-//! would spend only α/2 on false FAILs, stricter than the `--alpha` it prints. effect ± c is
-//! the two-sided 1 − 2α/m interval whose ends are the two one-sided bounds.
+//! Why a small critical value alone is not enough, and the rest of the method:
+//! `docs/gate.md` ("The decision").
 
 pub use crate::model::comparison::Verdict;
 

@@ -1,33 +1,14 @@
 //! Quality rows (`accuracy`, `agreement`): the quality pass's answers judged item by item,
-//! with the same verdict words, thresholds and α as every other row.
+//! paired across the arms (same set, same SHA-256), with the verdict words, thresholds and α
+//! of every row. `accuracy` is each arm's share right on the labelled items; `agreement` is
+//! the share of answers equal to the baseline's first pass — the baseline's own second pass
+//! against its first (how often an answer flips with nothing changed), the candidate's first
+//! against it — so an engine that flips flips alike in both arms and cancels in the test.
 //!
-//! **Design.** Each arm answers the same items (the set's SHA-256 must match), so the arms
-//! are paired by item. An arm's first quality pass is its answers; its second (the second
-//! run of the arm) is the same engine asked again with nothing changed.
-//!
-//! * `accuracy`: per labelled item, right (1) or wrong (0) in the baseline's first pass and in
-//!   the candidate's. The row's values are each arm's share right.
-//! * `agreement`: per item, whether an answer is the baseline's first-pass answer (the
-//!   scorer's extraction, else the text). The baseline's value is its own second pass against
-//!   its first — how often an answer flips with nothing changed (100 % on a deterministic
-//!   engine; taken as 100 % when the baseline made only one pass, and said so) — and the
-//!   candidate's is its first pass against the baseline's first. On an engine that flips, a
-//!   candidate that changes nothing is one more draw of the same engine, so both sides flip
-//!   alike and the flips cancel in the paired test instead of reading as a regression.
-//!
-//! **Test.** Of the n paired items, `worse` went from 1 to 0 and `better` from 0 to 1; the
-//! effect (positive = worse) is (worse − better) / n. With no change the two kinds of
-//! discordant item are equally likely, so given k = worse + better, worse ~ Binomial(k, ½):
-//! McNemar's exact test (McNemar 1947; the exact conditional form in Fay, "Two-sided exact
-//! tests and matching confidence intervals for discrete data", R Journal 2(1), 2010). A
-//! regression needs the drop beyond the threshold *and* the exact one-sided p below the
-//! Bonferroni share α/m the gate gives every gated row (quality rows count in m like the
-//! latency rows). "No change" needs the exact upper bound on the drop inside the threshold:
-//! the Clopper–Pearson upper bound of P(worse) less the lower bound of P(better), each
-//! one-sided at α/2, so the bound falls short of the true drop with probability ≤ α — the
-//! same non-inferiority claim as every row's. Assumptions: items are independent draws of the
-//! set's kind; an engine's flips are independent of the arm (what a paired design needs); the
-//! answers of one pass do not depend on the order items are asked in (they go one at a time).
+//! Test: McNemar's exact test on the discordant items for a regression (beyond the threshold
+//! *and* p below the Bonferroni share α/m); the exact Clopper–Pearson bound on the drop inside
+//! the threshold for no change. The design, its assumptions and measured error rates:
+//! `docs/quality.md`. References: McNemar (1947); Fay (2010), R Journal 2(1).
 
 use crate::model::comparison::{Row, Verdict};
 use crate::model::metric::Metric;

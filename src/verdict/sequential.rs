@@ -1,44 +1,14 @@
-//! Sequential compares: candidate runs (interleaved blocks) are added while some gated row is
-//! undecided, and the rows are judged at planned *looks* — 3, 5, 8, 12, … runs a side (×1.5,
-//! rounded up, to the cap) — so that a clear change stops at the first look and a small one
-//! gets the runs it needs, up to `--max-repeat`.
+//! Sequential compares: candidate runs (interleaved blocks) are added while a gated row is
+//! undecided, judged at planned looks — 3, 5, 8, 12, … runs a side (×1.5, to the cap) — with
+//! α spent linearly over the looks (Lan–DeMets α-spending, the power family's linear member,
+//! Kim–DeMets) and each look's tests held to their share by the union bound, which holds
+//! whatever the joint law of the looks' t statistics and bootstrap errors is. A settled row
+//! stays settled; a compare also stops when every row left is out of the cap's reach
+//! ([`bulk_share`]); the design is written beside the runs (`sequence.json`) so stored runs
+//! replay look by look.
 //!
-//! Looking again at a fixed-α test inflates its errors: a rule that fails at α at each of four
-//! looks fails far more often than α over the sequence (the seeded test below measures it).
-//! The design here is **α-spending** (Lan and DeMets 1983) with the linear member of the power
-//! family, α(t) = α·t (Kim and DeMets 1987), t = runs judged / cap: the look at n runs may
-//! spend α·(n − n_prev)/cap, on each side —
-//!
-//! * the FAIL side (a false *regressed*, or a false *improved*): the look's share split over
-//!   the gated metrics (Bonferroni), the FAIL test at 1 − share/m;
-//! * the *no change* side (non-inferiority): each metric's bound on worse at 1 − share.
-//!
-//! Each look's test is spent by the union bound over the looks (Bonferroni over time), not by
-//! the joint law of the statistics across looks that exact group-sequential boundaries use:
-//! the gate's statistics are Student's t with few degrees of freedom, a variance estimated
-//! again at each look, and bootstrap standard errors, whose joint law the canonical
-//! Brownian-motion boundaries do not describe. The union bound holds whatever that law is —
-//! the chance of any false claim over all looks is at most the α spent, Σ shares ≤ α —
-//! at the price of being conservative. A row settled at a look **stays settled**: its claim
-//! was made at that look's level, and the union bound already counts it; it is shown as judged
-//! then (`settled_at`). Looks are at planned counts fixed before any run; a compare stopped by
-//! `--budget` (time, not data) takes a last look where it stopped, spending what the
-//! function allows there.
-//!
-//! A compare also stops, before the cap, when every row left undecided is out of its reach:
-//! were its estimate to stay where it is, not even the cap's runs would settle it (an error
-//! rate with no errors, a spread too wide for the threshold; a latency quantile's spread is
-//! taken from the bulk of its runs, [`bulk_share`]). That adds no claim, so no error rate
-//! grows; the row stays undecided and says what would settle it.
-//!
-//! A design is written beside the runs (`sequence.json`), so that stored runs judged again
-//! (`--candidate`, `--control`) are replayed look by look and give the same verdicts.
-//!
-//! References: Lan, K. K. G., DeMets, D. L. (1983). Discrete sequential boundaries for
-//! clinical trials. *Biometrika* 70(3). Kim, K., DeMets, D. L. (1987). Design and analysis of
-//! group sequential tests based on the type I error spending rate function. *Biometrika*
-//! 74(1). Jennison, C., Turnbull, B. W. (2000). *Group Sequential Methods with Applications to
-//! Clinical Trials*, ch. 7 (α-spending) and 9 (repeated confidence intervals).
+//! The method and why: `docs/gate.md` ("Sequential compares"). References: Lan & DeMets
+//! (1983), Kim & DeMets (1987), Jennison & Turnbull (2000), ch. 7 and 9.
 
 use crate::error::BenchError;
 use crate::model::comparison::Row;

@@ -20,9 +20,9 @@
 //! caught, recorded as the run's `failure`, and stops the run like a stop does: the run is
 //! then incomplete and the failure says why, never a quiet run with requests missing.
 //!
-//! Stopping: [`Stop::requests`] (the first Ctrl-C or SIGTERM) ends dispatch at once; requests
+//! Stopping: [`Cancel::requests`] (the first Ctrl-C or SIGTERM) ends dispatch at once; requests
 //! already sent get `grace` to finish, then the rest are aborted (outcome `aborted`) and the
-//! partial run is returned marked incomplete; [`Stop::in_flight`] (a second signal) ends the
+//! partial run is returned marked incomplete; [`Cancel::in_flight`] (a second signal) ends the
 //! grace at once. Requests still waiting for a slot when stop arrives were never sent and
 //! are counted as `not_sent`.
 
@@ -51,17 +51,17 @@ use timing::{clock_is_paused, precise_sleeps, wait_until};
 /// How a run is told to stop: no new requests, then (at once, or when the grace runs out)
 /// abort those in flight.
 #[derive(Debug, Clone, Default)]
-pub struct Stop {
+pub struct Cancel {
     /// Dispatch ends; requests in flight get the grace period.
     pub requests: CancellationToken,
     /// The grace ends now: requests in flight are aborted.
     pub in_flight: CancellationToken,
 }
 
-impl From<CancellationToken> for Stop {
+impl From<CancellationToken> for Cancel {
     /// A stop with a grace period that only its own clock ends.
-    fn from(requests: CancellationToken) -> Stop {
-        Stop {
+    fn from(requests: CancellationToken) -> Cancel {
+        Cancel {
             requests,
             in_flight: CancellationToken::new(),
         }
@@ -284,11 +284,11 @@ pub async fn run<S: Sender>(
     sender: Arc<S>,
     plan: &Plan,
     grace: Duration,
-    stop: impl Into<Stop>,
+    stop: impl Into<Cancel>,
     keep: Option<u64>,
     observe: impl FnMut(&RequestRecord),
 ) -> Result<RunData, BenchError> {
-    let Stop {
+    let Cancel {
         requests: stop,
         in_flight: hurry,
     } = stop.into();

@@ -1,44 +1,14 @@
-//! `bench stack`: how stacked optimizations combine (docs/optimization.md).
+//! `bench stack`'s judgement of how changes combine. **Factorial:** per metric, the
+//! interaction I = ln r_combined − Σ ln r_single of each configuration's ratio to the base
+//! (pooled quantiles of its runs, or the geometric mean of their throughput), its noise with
+//! the run as the unit (each configuration's runs drawn again, one run's variance pooled over
+//! the configurations, never below the requests' sampling noise), and a verdict — conflict,
+//! synergy, neutral or inconclusive against the floor ln 1.05 — with the runs per
+//! configuration that would settle an inconclusive row; quality rows in `quality.rs`.
+//! **Ladder:** each change judged against the step before by the gate.
 //!
-//! **Factorial.** For changes A, B (, C) it measures the base, each change alone and every
-//! combination, each configuration in R runs (`--repeat`, default 2). Per metric, a
-//! configuration's value is the pooled quantile of its runs' requests (type 7, as every report
-//! computes it) or the geometric mean of its runs' output throughput; its effect is
-//! r = value_config / value_base; if the changes were independent the combination would give
-//! the product of the single ratios. The interaction is I = ln r_combined − Σ ln r_single =
-//! Σ_c w_c ln value_c (w = +1 for the combination, −1 for each single, k − 1 for the base of
-//! a k-change set), signed so that positive means the combination does *worse* than
-//! independence predicts.
-//!
-//! **Noise: the run is the unit** (as in the gate's two-sample model). Each
-//! configuration's runs are drawn again with replacement and the pooled quantile taken
-//! ([`crate::verdict::stats::runs`]); one run's share of that variance is pooled over the
-//! set's configurations with Σ(R_c − 1) degrees of freedom (for throughput, the spread of the
-//! runs' ln values), so Var I = s²·Σ w_c²/R_c — never below the requests' own sampling noise
-//! (a bootstrap of each configuration's pooled requests). The interval is I ± c with
-//! c = t₀.₉₇₅(df)·SE. One run per configuration shows no run-to-run variation, and the
-//! requests of one run are not independent draws (a closed loop's run settles into a state
-//! that all its requests share): then every row is **inconclusive**. The alternative rejected,
-//! one run per configuration with its requests bootstrapped and a normal 1.96, calls rows
-//! conflict or synergy with nothing changed (docs/gate-validation.md has the count).
-//!
-//! **Verdicts** (floor f = ln 1.05): **conflict** (1 + 1 < 2) when I > max(c, f),
-//! **synergy** (1 + 1 > 2) when −I > max(c, f), **neutral** (≈ 2) when neither and either
-//! c ≤ f (an interaction of the floor's size would have been seen) or the whole interval lies
-//! within ±f, **inconclusive** otherwise: the runs cannot tell. An inconclusive row says about
-//! how many runs per configuration would settle it: the fewest R for which
-//! c(R) = t₀.₉₇₅(C·(R − 1))·√(max(V_runs·u, V_sampling)·Σ w²/R ÷ Σ w_c²/R_c) — the variance
-//! shrinking as 1/R (its run-to-run and its sampling part alike), C configurations — is ≤ f
-//! (settled whatever the interaction), and, when |I| > f and sooner, the fewest with
-//! c(R) < |I| (the interaction shows if it stays at its size). The runs' part is planned at
-//! its 80 % upper confidence limit, u = df/χ²₀.₂(df) (2.43 at 4 df, 1.54 at 12), because a
-//! few runs see their own spread roughly; how the forecast fared on stored llama-server runs
-//! and on seeded states is in docs/gate-validation.md.
-//!
-//! **Ladder.** Changes are applied one at a time (in the given order, or the recommended
-//! recommended one with `--recommended`); each step is judged against the previous step with
-//! the gate, so each gain is attributable, and the cumulative gain is reported against the
-//! base. A regressing step stops the ladder (exit 1) unless `--keep-going`.
+//! The method, its formulas and the alternative rejected: `docs/optimization.md` ("How
+//! `bench stack` measures it"); the rounds it was checked on: `docs/gate-validation.md`.
 
 use crate::metrics::quantile::Sample;
 use crate::metrics::summary::sample;

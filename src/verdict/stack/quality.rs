@@ -19,6 +19,7 @@
 use super::{verdict, Arm};
 use crate::model::metric::Metric;
 use crate::model::stack::InteractionRow;
+use crate::model::values::Values;
 use crate::verdict::stats::{sd, z};
 
 /// The quality rows the factorial adds when every configuration made a quality pass.
@@ -85,7 +86,7 @@ pub fn row(
         return None;
     }
     let shares: Vec<f64> = (0..found.len())
-        .map(|c| rows.iter().map(|r| r[c]).sum::<f64>() / n as f64)
+        .map(|c| Values::new(rows.iter().map(|r| r[c])).mean().unwrap_or(0.0))
         .collect();
     if shares.iter().any(|p| *p <= 0.0) {
         return None;

@@ -1,70 +1,16 @@
-//! Statistics for the regression gate.
+//! The gate's statistics: the effect of a change on a quantile, d = ln(q_candidate /
+//! q_baseline) of each arm's pooled type-7 quantile (the estimator every report uses), and its
+//! noise with **the run as the unit of replication** — each arm's runs drawn again with
+//! replacement ([`runs`], a cluster bootstrap), one run's share pooled over both arms, or each
+//! arm's own with Satterthwaite's degrees of freedom where that is larger ([`two_sample`]),
+//! never below the pooled requests' sampling noise ([`bootstrap`]); interleaved ABBA blocks
+//! (at least `PAIRED_MIN_BLOCKS`) drawn as pairs; Student's t on the runs' degrees of freedom
+//! (Hartung–Knapp). Rates use the runs' spread directly; error rates are judged exactly
+//! ([`exact`]: Fisher, Clopper–Pearson). Mann–Whitney U is reported and decides nothing.
 //!
-//! **Quantiles** are the one estimator of every reported figure
-//! ([`crate::metrics::quantile`]): type 7 (Hyndman & Fan 1996; numpy's and R's default) over
-//! values at HDR resolution, so the p95 the gate judges is the p95 the run's table shows.
-//!
-//! **Effect** of a change on a quantile: d = ln(q_candidate / q_baseline) of each arm's pooled
-//! quantile, so +0.095 is 10 % slower whatever the metric's scale.
-//!
-//! **The run is the unit of replication.** A run settles into states that last the whole run —
-//! a closed loop of two clients phase-locks with a batching server in or out of phase, a batch
-//! composition, cache warmth, CPU frequency, a busy neighbour — so one run's requests are not
-//! independent draws, and their number says nothing about how different the next run will be.
-//! Both arms are therefore sets of runs: the baseline's repetitions, and the candidate's
-//! (`bench compare --repeat K`, or the control and candidate runs of `--interleave`). The
-//! noise of d is what d would do if the runs were recorded again: each arm's runs are drawn
-//! again with replacement and the pooled quantile of what was drawn is taken ([`runs`], a
-//! cluster bootstrap: it keeps the states runs settle into and whatever couples the requests
-//! inside a run, since whole runs travel together). Each arm's bootstrap variance, scaled by
-//! r/(r − 1) for r runs, is r·v_arm = s²_arm, one run's share; the two are pooled over both
-//! arms with their r − 1 degrees of freedom — so a state seen in *either* arm widens the
-//! interval, and a candidate of one run borrows the baseline's run-to-run spread instead of
-//! showing none — and Var d = s²_pooled·(1/R + 1/K), never below the sampling noise of the
-//! pooled requests drawn one by one ([`bootstrap`]). Where the arms' own spreads give more,
-//! s²_R/R + s²_K/K, that is used, with Satterthwaite's degrees of freedom ([`two_sample`]):
-//! pooling lends the arm of fewer runs the other's spread, which is right when both were run
-//! alike and too narrow when a baseline of many quiet runs meets a few busy candidate runs
-//! (seeded: `a_large_quiet_baseline_does_not_lend_its_calm_to_a_busy_candidate`). Otherwise
-//! the critical value is Student's t with Σ_arm (runs − 1) degrees of freedom, the runs' own,
-//! also when the runs agree (Hartung–Knapp for few runs: with 3 runs a side, agreeing runs
-//! are weak evidence that runs never differ, and Welch–Satterthwaite's df, which then grows
-//! without bound, gives the normal quantile). With one run a side there is no run-to-run
-//! information at all, and a latency is not judged (inconclusive, saying so) rather than
-//! judged on within-run noise alone.
-//!
-//! The alternative rejected: a random-effects model of the runs' *own* quantiles. A pooled
-//! quantile is not the mean of the runs' quantiles, and where runs lock into two states the
-//! two part ways (too wide for a p95, too narrow for a p50); drawing runs follows the
-//! statistic that is judged (`a_pooled_quantile_of_two_state_runs_gets_the_noise_it_really_has`).
-//!
-//! **Interleaved runs are judged in pairs.** When the arms' runs alternate in time in ABBA
-//! blocks (`bench compare --interleave`; any runs whose start times pair up that way) and
-//! there are at least `PAIRED_MIN_BLOCKS` (6) blocks, whole *blocks* are drawn again — each
-//! with its control and its candidate run — and Var d is the variance of d over those draws,
-//! scaled by k/(k − 1), with k − 1 degrees of freedom, never below the pooled requests'
-//! sampling noise. What a block's two runs share — drift, a neighbour's load, a slow minute —
-//! stays shared in every draw and cancels in d, where the two-sample model counts it twice as
-//! run-to-run spread. A quantile that each run has too few values to bound distribution-free
-//! (a p95 under 72 requests a run) is judged as two samples of runs. Below 6 blocks the
-//! halved degrees of freedom cost more than pairing typically saves, so the two-sample model
-//! judges; the rule is fixed in advance, not chosen by which interval is narrower.
-//!
-//! The A/A rounds and seeded sets these rules were chosen on are in `docs/gate-validation.md`.
-//!
-//! **Rates** (throughput, goodput: one figure a run, judged as the geometric mean of the runs)
-//! use the runs' spread directly, s²(1/R + 1/K) with R + K − 2 degrees of freedom (or each
-//! arm's own, as above, where that is larger), which is exact for a mean of runs (in pairs:
-//! s_d/√k of the blocks' differences, k − 1 df); with one run a side, counting noise
-//! (≈ 1/√completions) stands in.
-//!
-//! **Error rate** is judged exactly ([`exact`]): a regression needs the increase beyond the
-//! threshold *and* Fisher's exact one-sided p below the Bonferroni level; "no change" needs
-//! the Clopper–Pearson interval of the difference inside ±threshold; anything else is
-//! inconclusive, saying how many requests would bound it.
-//!
-//! **Mann–Whitney U** (normal approximation with tie correction) is reported beside the
-//! verdict as a descriptive p-value; it does not decide anything.
+//! The method and why: `docs/gate.md` ("The run is the unit of replication", "The decision");
+//! the rounds the rules were chosen on: `docs/gate-validation.md`. References: Hyndman & Fan
+//! (1996), Hartung & Knapp (2001), Clopper & Pearson (1934).
 
 pub mod bootstrap;
 pub mod exact;
