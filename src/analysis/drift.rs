@@ -225,8 +225,7 @@ mod tests {
 
     /// Residual sum of squares of `z` about its mean.
     fn sse_const(z: &[f64]) -> f64 {
-        let m = z.iter().sum::<f64>() / z.len() as f64;
-        z.iter().map(|v| (v - m).powi(2)).sum()
+        Values::new(z.iter().copied()).sum_sq()
     }
 
     /// The scan by direct fits at every onset, O(n²): what the running sums must reproduce.

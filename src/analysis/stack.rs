@@ -367,7 +367,7 @@ mod tests {
                 })
                 .collect(),
         );
-        let gate = GateConfig::new(&[], 0.05, 1).unwrap();
+        let gate = GateConfig::new(&[], crate::config::thresholds::DEFAULT_ALPHA, 1).unwrap();
         let l = ladder(&plan, &gate).await.unwrap();
         let cum = l.steps[0].cumulative_tpot_pct.unwrap();
         assert!(cum.abs() < 20.0, "cumulative TPOT {cum:+.1} %");
@@ -462,7 +462,7 @@ mod tests {
             r
         });
         plan.pool.as_mut().unwrap().extend(failed);
-        let gate = GateConfig::new(&[], 0.05, 1).unwrap();
+        let gate = GateConfig::new(&[], crate::config::thresholds::DEFAULT_ALPHA, 1).unwrap();
         let e = ladder(&plan, &gate).await.unwrap_err().to_string();
         assert!(
             e.contains("ladder step 0 (the base) cannot be judged against: its run b0 has no successful measured request"),

@@ -5,15 +5,15 @@ use crate::error::BenchError;
 use crate::model::comparison::Comparison;
 use crate::model::result::RunResult;
 use crate::model::sweep::Sweep;
-use crate::output::{self, html};
+use crate::output::export::{Page, Requested};
+use crate::output::html;
 use crate::EXIT_OK;
 use std::path::{Path, PathBuf};
 
 pub fn run(path: &Path, out: Option<PathBuf>) -> Result<u8, BenchError> {
     let (text, default) = page(path)?;
     let out = out.unwrap_or(default);
-    output::write_atomic(&out, text.as_bytes())?;
-    crate::out!("wrote {}", out.display());
+    Requested::new(None, Some(&out), None, None, None).write(&Page(text))?;
     Ok(EXIT_OK)
 }
 

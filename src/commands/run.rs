@@ -4,6 +4,7 @@
 use crate::cli::RunArgs;
 use crate::config::run::RunSpec;
 use crate::error::BenchError;
+use crate::output::export::Requested;
 use crate::session::Session;
 use crate::{analysis, output, EXIT_OK};
 use std::path::PathBuf;
@@ -42,7 +43,7 @@ pub async fn run(args: RunArgs) -> Result<u8, BenchError> {
         );
     }
     if let Some(p) = export {
-        output::write_atomic(&p, &output::json(&output::vllm::render(&run))?)?;
+        Requested::new(None, None, Some(&p), None, None).write(&output::vllm::Export(&run))?;
     }
     if args.diagnose {
         let findings = analysis::diagnose::diagnose(&run);

@@ -5,6 +5,8 @@ use crate::analysis::sweep::{sweep, SweepPlan};
 use crate::cli::SweepArgs;
 use crate::config::run::{default_out_dir, RunSpec};
 use crate::error::BenchError;
+use crate::output::export::Requested;
+use crate::output::sweep::Report;
 use crate::{output, EXIT_OK};
 
 pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
@@ -22,17 +24,18 @@ pub async fn run(args: SweepArgs) -> Result<u8, BenchError> {
     output::check_fresh(&out)?;
     let s = sweep(&plan, spec, &out).await?;
     crate::out_text!("{}", output::sweep::render(&s, plan.attainment));
-    output::write_atomic(&out.join("sweep.json"), &output::json(&s)?)?;
-    output::write_atomic(&out.join("sweep.csv"), &output::sweep::csv(&s)?)?;
     let first = s.points.first().and_then(|p| {
         crate::model::result::RunResult::load(&std::path::Path::new(&p.run_dir).join("run.json"))
             .ok()
     });
-    let page = output::html::sweep_report(&s, first.as_ref());
-    output::write_atomic(&out.join("report.html"), page.as_bytes())?;
-    crate::out!(
-        "wrote {0}/sweep.csv, sweep.json and report.html",
-        out.display()
+    let (json, csv, html) = (
+        out.join("sweep.json"),
+        out.join("sweep.csv"),
+        out.join("report.html"),
     );
+    Requested::new(None, Some(&html), Some(&json), Some(&csv), None).write(&Report {
+        sweep: &s,
+        first: first.as_ref(),
+    })?;
     Ok(EXIT_OK)
 }

@@ -377,6 +377,7 @@ impl Exporter for Report<'_> {
         match format {
             Format::Html => Ok(super::html::compare_report(self.c, Some(self.arms)).into_bytes()),
             Format::Json => super::json(self.c),
+            Format::Csv => super::export::record_csv(self),
             _ => Ok(markdown(self.c).into_bytes()),
         }
     }

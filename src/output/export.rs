@@ -1,8 +1,8 @@
 //! One writer for every report file a command writes, after hyperfine's export manager: a
 //! report says which formats it has and renders each ([`Exporter`]); the flags name the
 //! files ([`Requested`], built from the shared `--markdown/--html/--json/--csv` flags and
-//! `--record`); [`Requested::write`] renders each requested file and writes it atomically,
-//! saying where. A format a report does not have is refused by [`Requested::check`] before
+//! `--record`, or a command's fixed names); [`Requested::write`] renders each requested file
+//! and writes it atomically, saying where on stderr (stdout stays the report a pipe reads). A format a report does not have is refused by [`Requested::check`] before
 //! any run, not after.
 
 use super::record::RecordRow;
@@ -38,11 +38,11 @@ impl Format {
 pub trait Exporter {
     /// The command that writes it, for the error naming a format it lacks.
     const COMMAND: &'static str;
-    /// The formats it has; [`Format::Csv`] and [`Format::Record`] come from [`Exporter::rows`].
+    /// The formats it has; [`Format::Record`] appends [`Exporter::rows`].
     const FORMATS: &'static [Format];
-    /// The bytes of one format (not called for the record formats).
+    /// The bytes of one format (not called for [`Format::Record`]).
     fn render(&self, format: Format) -> Result<Vec<u8>, BenchError>;
-    /// The optimization-record rows, for `--csv` and `--record`.
+    /// The optimization-record rows, for `--record` (and a report's CSV where that is them).
     fn rows(&self) -> Vec<RecordRow> {
         Vec::new()
     }
@@ -111,19 +111,32 @@ impl Requested {
             match format {
                 Format::Record => {
                     super::record::append(path, &report.rows())?;
-                    crate::out!("record rows appended to {}", path.display());
-                }
-                Format::Csv => {
-                    super::write_atomic(path, &super::record::render(&report.rows(), true)?)?;
-                    crate::out!("wrote {}", path.display());
+                    crate::say!("record rows appended to {}", path.display());
                 }
                 f => {
                     super::write_atomic(path, &report.render(*f)?)?;
-                    crate::out!("wrote {}", path.display());
+                    crate::say!("wrote {}", path.display());
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The optimization-record rows of `report` as a CSV file with its header.
+pub fn record_csv(report: &impl Exporter) -> Result<Vec<u8>, BenchError> {
+    super::record::render(&report.rows(), true)
+}
+
+/// A page already rendered (`bench report`), the one file it writes.
+pub struct Page(pub String);
+
+impl Exporter for Page {
+    const COMMAND: &'static str = "bench report";
+    const FORMATS: &'static [Format] = &[Format::Html];
+
+    fn render(&self, _: Format) -> Result<Vec<u8>, BenchError> {
+        Ok(self.0.clone().into_bytes())
     }
 }
 

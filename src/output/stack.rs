@@ -146,6 +146,7 @@ impl Exporter for FactorialReport<'_> {
                 Ok(super::html::stack_report(self.ctx.scenario, base, self.rows).into_bytes())
             }
             Format::Json => super::json(&self.rows),
+            Format::Csv => super::export::record_csv(self),
             _ => Ok(crate::model::escape::fenced(&factorial(self.rows)).into_bytes()),
         }
     }
@@ -169,6 +170,7 @@ impl Exporter for LadderReport<'_> {
     fn render(&self, format: Format) -> Result<Vec<u8>, BenchError> {
         match format {
             Format::Json => super::json(self.ladder),
+            Format::Csv => super::export::record_csv(self),
             _ => Ok(crate::model::escape::fenced(&ladder(self.ladder)).into_bytes()),
         }
     }

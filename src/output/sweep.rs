@@ -1,5 +1,6 @@
 //! A sweep as the terminal table and as `sweep.csv` (one row per load).
 
+use super::export::{Exporter, Format};
 use crate::error::BenchError;
 use crate::model::sweep::Sweep;
 use std::fmt::Write;
@@ -133,4 +134,24 @@ pub fn render(s: &Sweep, attainment: f64) -> String {
     }
     let _ = writeln!(o, "  latencies in ms (HDR, successful requests); req/s and tok/s over each run's measured window");
     o
+}
+
+/// A sweep as the files beside its points: `sweep.json`, `sweep.csv` and `report.html` (the
+/// page reads the first point's run, when it is still there, for the SLOs and configuration).
+pub struct Report<'a> {
+    pub sweep: &'a Sweep,
+    pub first: Option<&'a crate::model::result::RunResult>,
+}
+
+impl Exporter for Report<'_> {
+    const COMMAND: &'static str = "bench sweep";
+    const FORMATS: &'static [Format] = &[Format::Html, Format::Json, Format::Csv];
+
+    fn render(&self, format: Format) -> Result<Vec<u8>, BenchError> {
+        match format {
+            Format::Json => super::json(self.sweep),
+            Format::Csv => csv(self.sweep),
+            _ => Ok(super::html::sweep_report(self.sweep, self.first).into_bytes()),
+        }
+    }
 }

@@ -156,6 +156,18 @@ fn latency_keys(run: &RunResult, o: &mut Map<String, Value>) {
     }
 }
 
+/// A run in vLLM's format (`bench run --export vllm-json FILE`), the one file it writes.
+pub struct Export<'a>(pub &'a RunResult);
+
+impl super::export::Exporter for Export<'_> {
+    const COMMAND: &'static str = "bench run --export";
+    const FORMATS: &'static [super::export::Format] = &[super::export::Format::Json];
+
+    fn render(&self, _: super::export::Format) -> Result<Vec<u8>, crate::error::BenchError> {
+        super::json(&render(self.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

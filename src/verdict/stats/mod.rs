@@ -147,7 +147,7 @@ mod tests {
             let boots: Vec<f64> = (0..30)
                 .map(|i| bootstrap::se_two(&draw(), &draw(), p, 1000, i))
                 .collect();
-            let mean = boots.iter().sum::<f64>() / boots.len() as f64;
+            let mean = crate::model::values::Values::mean_of(&boots).unwrap();
             assert!(
                 (mean / truth - 1.0).abs() < 0.15,
                 "p{p}: bootstrap SE {mean:.4} vs sampling spread {truth:.4}"
