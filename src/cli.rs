@@ -399,6 +399,11 @@ pub struct CompareArgs {
     /// settle it at α with 90 % power, and the smallest regression the cap catches.
     #[arg(long, conflicts_with_all = ["candidate", "control"])]
     pub plan: bool,
+    /// Print every row's reason, the notes in full and the method paragraph after the table
+    /// (the default view prints one short line per row that regressed or stayed undecided,
+    /// and one per note; the Markdown and HTML always carry everything, under a fold).
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

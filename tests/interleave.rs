@@ -158,6 +158,7 @@ fn interleaved_arms_alternate_and_judge_the_change() {
         s,
         store,
         &[
+            "--explain",
             "--interleave",
             "--repeat",
             "2",
@@ -264,6 +265,7 @@ fn six_interleaved_blocks_are_judged_in_pairs() {
         s,
         store,
         &[
+            "--explain",
             "--interleave",
             "--repeat",
             "6",

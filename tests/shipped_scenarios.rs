@@ -150,6 +150,12 @@ fn a_quantization_that_breaks_answers_fails_the_shipped_gate_however_fast() {
             .map(|r| r["verdict"].as_str().unwrap().to_string())
     };
     assert_eq!(verdict("tpot.p50").as_deref(), Some("improved"), "{text}");
+    reads_in_ten_seconds(
+        &o.stdout,
+        &dir.path().join("out"),
+        &c,
+        &["--opt", "quant=int4"],
+    );
     assert_eq!(verdict("accuracy").as_deref(), Some("regressed"), "{text}");
     assert_eq!(verdict("agreement").as_deref(), Some("regressed"), "{text}");
     let csv = std::fs::read_to_string(&record).unwrap();
@@ -186,6 +192,7 @@ fn with_nothing_changed_the_shipped_quality_rows_read_no_change() {
     let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{text}");
     let c: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    reads_in_ten_seconds(&o.stdout, &dir.path().join("out"), &c, &[]);
     for m in ["accuracy", "agreement"] {
         let r = c["rows"]
             .as_array()
@@ -198,4 +205,53 @@ fn with_nothing_changed_the_shipped_quality_rows_read_no_change() {
             "{m}: {text}"
         );
     }
+}
+
+/// The default view of a smoke compare (`stdout`) fits a CI log: at most 25 lines of at most
+/// 120 characters; and `--explain` over the same stored runs (`out`) gives the verdicts the
+/// compare wrote to its JSON (`c`).
+fn reads_in_ten_seconds(
+    stdout: &[u8],
+    out: &std::path::Path,
+    c: &serde_json::Value,
+    opts: &[&str],
+) {
+    let text = String::from_utf8_lossy(stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() <= 25, "{} lines:\n{text}", lines.len());
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 120,
+            "{} characters: {l}",
+            l.chars().count()
+        );
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let again = out.with_extension("explain.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .current_dir(root)
+        .args([
+            "compare",
+            "scenarios/smoke.toml",
+            "--explain",
+            "--candidate",
+        ])
+        .arg(out)
+        .args(opts)
+        .arg("--json")
+        .arg(&again)
+        .output()
+        .unwrap();
+    let explained = String::from_utf8_lossy(&o.stdout);
+    assert!(explained.lines().count() > lines.len(), "{explained}");
+    let e: serde_json::Value = serde_json::from_slice(&std::fs::read(&again).unwrap()).unwrap();
+    let verdicts = |c: &serde_json::Value| -> Vec<String> {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {}", r["metric"], r["verdict"]))
+            .collect()
+    };
+    assert_eq!(verdicts(c), verdicts(&e), "{explained}");
 }

@@ -34,7 +34,7 @@ pub async fn run(args: CompareArgs) -> Result<u8, BenchError> {
             .unwrap_or_else(crate::config::provenance::owner),
         note: args.note.as_deref().unwrap_or(""),
     };
-    output::compare::write_all(&report, &files)?;
+    output::brief::write_all(&report, &files, args.explain)?;
     Ok(match j.comparison.fails() {
         true => EXIT_REGRESSION,
         false => EXIT_OK,

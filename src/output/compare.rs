@@ -1,7 +1,7 @@
 //! A comparison as the terminal table and as the Markdown summary (`$GITHUB_STEP_SUMMARY`).
 //! Pure: `Comparison → String`.
 
-use super::export::{Exporter, Format, Requested};
+use super::export::{Exporter, Format};
 use super::markup::{Align, Cell, Table};
 use super::sig4;
 use crate::error::BenchError;
@@ -11,7 +11,7 @@ use crate::model::result::RunResult;
 use std::fmt::Write;
 
 /// A row's value in its unit (`39.15 ms`, `734.2 tok/s`, `0.50%`).
-pub(crate) fn value(r: &Row, v: f64) -> String {
+pub fn value(r: &Row, v: f64) -> String {
     match r.unit.as_str() {
         "%" => format!("{v:.2}%"),
         "ms" => format!("{} ms", sig4(v)),
@@ -20,7 +20,7 @@ pub(crate) fn value(r: &Row, v: f64) -> String {
 }
 
 /// A row's change (`+37.2%`, `+0.50 pp`).
-pub(crate) fn delta(r: &Row) -> String {
+pub fn delta(r: &Row) -> String {
     if r.metric.in_points() {
         format!("{:+.2} pp", r.delta_pct)
     } else {
@@ -34,7 +34,7 @@ pub(crate) fn delta(r: &Row) -> String {
 /// rests on; for every other verdict the interval effect ± critical ([`interval`]), whose
 /// end beyond the threshold a regression or an improvement rests on. A row with a threshold
 /// not judged for too few requests shows how many it has of those it needs.
-pub(crate) fn evidence(r: &Row) -> String {
+pub fn evidence(r: &Row) -> String {
     // A row not judged for too few requests has no evidence yet: what it waits for.
     if let (Some(need), Verdict::Inconclusive | Verdict::NotGated) = (r.needs_requests, r.verdict) {
         return format!("too few: {} of {need}", r.n_baseline.min(r.n_candidate));
@@ -58,7 +58,7 @@ pub(crate) fn evidence(r: &Row) -> String {
 /// A row's decision interval; — when it has none (no data); and in words when it spans more
 /// than a factor of 10 either way (t with one or two degrees of freedom makes intervals like
 /// [−100 %, +1.9e15 %], which no one should read as a number).
-pub(crate) fn interval(r: &Row) -> String {
+pub fn interval(r: &Row) -> String {
     if !r.critical.is_finite() {
         return "—".into();
     }
@@ -115,7 +115,7 @@ pub fn state(c: &Comparison) -> String {
 }
 
 /// How many runs each arm used and, for a sequential compare, why it stopped.
-pub(crate) fn runs_used(c: &Comparison) -> Option<String> {
+pub fn runs_used(c: &Comparison) -> Option<String> {
     let s = c.sequence.as_ref()?;
     let unit = if c.interleaved {
         "blocks"
@@ -183,7 +183,7 @@ fn headline(c: &Comparison) -> String {
 }
 
 /// How each arm is described: `main (3 runs)` and `3 runs (first r-1)`, interleaved or not.
-pub(crate) fn arms(c: &Comparison) -> (String, String) {
+pub fn arms(c: &Comparison) -> (String, String) {
     let runs = |n: usize| format!("{n} run{}", if n == 1 { "" } else { "s" });
     let base = format!("{} ({})", c.baseline, runs(c.baseline_repetitions));
     let mut cand = if c.candidate_repetitions <= 1 {
@@ -208,7 +208,10 @@ fn gated(c: &Comparison) -> usize {
         .count()
 }
 
-pub fn table(c: &Comparison) -> String {
+/// Everything the terminal can say of a comparison (`--explain`): the headline, the table,
+/// every row's reason, the server's effects, the notes in full and the method. The default
+/// view is [`super::brief::table`].
+pub fn explain(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{}\n", headline(c));
     let _ = writeln!(
@@ -296,14 +299,23 @@ pub fn markdown(c: &Comparison) -> String {
     if !c.server_effects.is_empty() {
         let _ = writeln!(o, "- server: {}", md(&c.server_effects.join(", ")));
     }
-    for n in &c.notes {
-        let _ = writeln!(o, "- note: {}", md(n));
-    }
     let _ = writeln!(o);
     o.push_str(&verdict_table(c, false).markdown());
-    let _ = writeln!(o, "\n<details><summary>reasons</summary>\n");
+    if !c.notes.is_empty() {
+        let _ = writeln!(o);
+    }
+    for n in &c.notes {
+        let _ = writeln!(o, "- note: {}", md(&super::lines::note_line(n, 200)));
+    }
+    let _ = writeln!(
+        o,
+        "\n<details><summary>reasons, notes and method</summary>\n"
+    );
     for r in &c.rows {
         let _ = writeln!(o, "- {}", reason(c, r));
+    }
+    for n in &c.notes {
+        let _ = writeln!(o, "- note: {}", md(n));
     }
     let _ = writeln!(o, "\n{}\n</details>", method(c));
     o
@@ -385,18 +397,4 @@ impl Exporter for Report<'_> {
     fn rows(&self) -> Vec<super::record::RecordRow> {
         super::record::comparison_rows(self.c, &self.owner, self.note)
     }
-}
-
-/// Prints the table, writes the requested files, and appends the Markdown summary to
-/// `$GITHUB_STEP_SUMMARY` when that is set.
-pub fn write_all(report: &Report, files: &Requested) -> Result<(), BenchError> {
-    crate::out_text!("{}", table(report.c));
-    files.write(report)?;
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) {
-        super::append(
-            std::path::Path::new(&summary),
-            markdown(report.c).as_bytes(),
-        )?;
-    }
-    Ok(())
 }

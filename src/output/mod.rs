@@ -7,7 +7,8 @@
 //! | run: terminal table | [`table`], with its windows ([`windows`]) and the server's figures ([`server`]) |
 //! | run: `requests.csv`, `summary.csv` | [`csv`] |
 //! | run: `--export vllm-json` | [`vllm`] |
-//! | comparison: terminal table, Markdown | [`compare`] |
+//! | comparison: the default terminal view | [`brief`], its lines fitted by [`lines`] |
+//! | comparison: everything (`--explain`), Markdown | [`compare`] |
 //! | optimization record CSV (compare and stack) | [`record`] |
 //! | baseline summary | [`baseline`] |
 //! | sweep: table, CSV | [`sweep`] |
@@ -25,12 +26,14 @@
 //! old file or the new one.
 
 pub mod baseline;
+pub mod brief;
 pub mod compare;
 pub mod csv;
 pub mod diagnose;
 pub mod export;
 pub mod history;
 pub mod html;
+pub mod lines;
 pub mod markup;
 pub mod plan;
 pub mod record;

@@ -231,7 +231,8 @@ fn run_renderers() {
 #[test]
 fn comparison_renderers() {
     let (base, cand, c) = comparison();
-    insta::assert_snapshot!("compare_table", compare::table(&c));
+    insta::assert_snapshot!("compare_table", brief::table(&c));
+    insta::assert_snapshot!("compare_explain", compare::explain(&c));
     insta::assert_snapshot!("compare_markdown", compare::markdown(&c));
     insta::assert_snapshot!("compare_json", text(json(&c).unwrap()));
     let rows = record::comparison_rows(&c, "=ci", "INT8 weights");

@@ -81,7 +81,7 @@ fn no_hostile_string_keeps_a_markdown_meaning() {
 #[test]
 fn no_hostile_string_reaches_a_terminal_or_a_csv_cell_raw() {
     for p in PAYLOADS {
-        let t = crate::model::escape::terminal(&compare::table(&hostile(p)));
+        let t = crate::model::escape::terminal(&compare::explain(&hostile(p)));
         assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "{p:?}");
         let mut r = record(0, crate::model::record::Outcome::Ok);
         r.error = Some(p.to_string());

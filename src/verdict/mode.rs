@@ -141,7 +141,7 @@ pub fn name(rows: &mut [Row], base: &[RunResult], cand: &[RunResult]) -> Vec<Str
                 .map_or(0.0, |r| r.delta_pct)
         };
         let summary = format!(
-            "the runs changed mode (prefill/decode phase), not speed: TTFT p50 {:+.0} % and TPOT p50 {:+.0} % moved in opposite directions while E2E p50 ({:+.1} %) and output throughput ({:+.1} %) did not. Per-run TTFT/TPOT medians (ms): baseline {}; candidate {}",
+            "the runs changed mode (prefill/decode phase), not speed — TTFT p50 {:+.0} % and TPOT p50 {:+.0} % moved in opposite directions while E2E p50 ({:+.1} %) and output throughput ({:+.1} %) did not. Per-run TTFT/TPOT medians (ms): baseline {}; candidate {}",
             d(p50(Latency::Ttft)),
             d(p50(Latency::Tpot)),
             d(p50(Latency::E2e)),
@@ -179,7 +179,9 @@ pub fn name(rows: &mut [Row], base: &[RunResult], cand: &[RunResult]) -> Vec<Str
         }
         if !split_runs.is_empty() {
             notes.push(format!(
-                "{l} splits into two clusters within {}: the requests met the server in two states, so such runs' quantiles vary with the mix",
+                "{l}: two server states in {} of {} runs — {l} splits into two clusters within {}: the requests met the server in two states, so such runs' quantiles vary with the mix",
+                split_runs.len(),
+                base.len() + cand.len(),
                 split_runs.join(", ")
             ));
         }

@@ -82,14 +82,18 @@ pub fn compare_report(c: &Comparison, runs: Option<(&[RunResult], &[RunResult])>
     if !c.server_effects.is_empty() {
         let _ = write!(b, "<p>server: {}</p>", esc(&c.server_effects.join(", ")));
     }
-    for n in &c.notes {
-        let _ = write!(b, "<p class=\"note\">note: {}</p>", esc(n));
-    }
     b.push_str(&verdict_table(c));
+    for n in &c.notes {
+        let brief = crate::output::lines::note_line(n, 200);
+        let _ = write!(b, "<p class=\"note\">note: {}</p>", esc(&brief));
+    }
     b.push_str(&runs::section(c));
-    b.push_str("<details><summary>Why each row got its verdict</summary><ul>");
+    b.push_str("<details><summary>Why each row got its verdict, the notes in full</summary><ul>");
     for r in &c.rows {
         let _ = write!(b, "<li>{}</li>", esc(&text::reason(c, r)));
+    }
+    for n in &c.notes {
+        let _ = write!(b, "<li>note: {}</li>", esc(n));
     }
     b.push_str("</ul></details>");
     b.push_str(&super::effects_chart(c));
