@@ -156,3 +156,22 @@ pub fn gate_config(replicates: usize) -> crate::config::thresholds::GateConfig {
         seed: 1,
     }
 }
+
+/// A comparison of two arms of three log-normal runs (median 40 ms against 52 ms, the
+/// candidate's `quant: ∅ → int8`), judged with the default thresholds.
+pub fn comparison() -> crate::model::comparison::Comparison {
+    let mut g = rng(7);
+    let reps: Vec<RunResult> = (0..3)
+        .map(|_| lognormal_run(300, 40.0, 0.0, &mut g))
+        .collect();
+    let base = crate::model::baseline::Baseline::new("main", reps).expect("three runs");
+    let cand: Vec<RunResult> = (1..=3)
+        .map(|i| {
+            let mut r = lognormal_run(300, 52.0, 0.0, &mut g);
+            r.run_id = format!("candidate-{i}");
+            r.vars.insert("quant".into(), "int8".into());
+            r
+        })
+        .collect();
+    crate::verdict::compare::compare(&base, &cand, false, &gate_config(200)).expect("comparable")
+}

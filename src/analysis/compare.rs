@@ -1,7 +1,8 @@
 //! `bench compare` from its checked configuration: the scenario read once, its gate and the
 //! stored reference, what the flags can decide (`--plan`), and the candidate judged —
 //! measured now, read from stored runs, or interleaved with the baseline's configuration —
-//! by [`super::judge::Judge`], with the revision under test recorded.
+//! by [`super::judge::Judge`], the gate file's waivers applied to what regressed, with the
+//! revision under test recorded.
 
 use super::judge::{ControlArm, Judge, Judged, Size};
 use crate::config::compare::{Arms, CompareConfig};
@@ -9,6 +10,7 @@ use crate::config::run::RunSpec;
 use crate::config::thresholds::GateConfig;
 use crate::error::BenchError;
 use crate::model::baseline::Baseline;
+use crate::model::comparison::Waiver;
 use crate::model::scenario::Scenario;
 use crate::verdict::compare::comparable;
 use crate::verdict::sequential::Design;
@@ -21,6 +23,7 @@ pub struct Compare {
     gate: GateConfig,
     stored: Baseline,
     size: Size,
+    waivers: Vec<Waiver>,
 }
 
 impl Compare {
@@ -30,6 +33,7 @@ impl Compare {
         let scenario = crate::config::scenario::load(&config.scenario)?;
         let spec = RunSpec::from_scenario(scenario.clone(), &config.scenario, &config.flags)?;
         let gate = GateConfig::for_scenario(config.gate.as_deref(), &spec.scenario, config.alpha)?;
+        let waivers = crate::config::waiver::for_compare(config.gate.as_deref())?;
         let size = Size::from_flags(
             config.repeat,
             config.max_repeat,
@@ -49,6 +53,7 @@ impl Compare {
             gate,
             stored,
             size,
+            waivers,
         })
     }
 
@@ -70,6 +75,7 @@ impl Compare {
             gate,
             stored,
             size,
+            waivers,
         } = self;
         if !matches!(c.arms, Arms::Stored { .. }) {
             // Refused now rather than after minutes of runs: what the runs will be is known.
@@ -106,6 +112,8 @@ impl Compare {
             }
             Arms::Measured => judge.measured(stored, spec, &rejudge).await?,
         };
+        let today = chrono::Utc::now().date_naive();
+        crate::verdict::waiver::apply(&mut judged.comparison, &waivers, today);
         judged.comparison.undecided_fails = c.undecided_fails;
         judged.comparison.revision = crate::config::provenance::revision();
         Ok(judged)

@@ -1,7 +1,7 @@
 //! Files and flags → typed configuration, checked before any work starts: scenario files
 //! ([`scenario`], with their [`dataset`]s, [`trace`]s and [`quality`] sets), the flags that
 //! override them ([`overrides`], [`kv`]), one run's whole specification ([`run::RunSpec`])
-//! and the run flags it is built from ([`flags`]), the gate's thresholds ([`thresholds`]), a
+//! and the run flags it is built from ([`flags`]), the gate's thresholds and accepted trade-offs ([`thresholds`], [`waiver`]), a
 //! compare's, a sweep's, a stack's and the self-test's settings ([`compare`], [`sweep`],
 //! [`stack`], [`selftest`]), who and what a record names ([`provenance`]), and the limits every value
 //! is checked against ([`values`]). Every error names the file (with line and field) or the
@@ -22,6 +22,7 @@ pub mod sweep;
 pub mod thresholds;
 pub mod trace;
 pub mod values;
+pub mod waiver;
 
 /// Why a file is not read: it is not a regular file (a FIFO, a device such as `/dev/zero`,
 /// which would block or never end), it is larger than its kind of file ever is, or it cannot

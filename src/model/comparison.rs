@@ -25,6 +25,9 @@ pub enum Verdict {
     Inconclusive,
     /// Reported but not gated (e.g. p99 with too few requests, or a threshold set to off).
     NotGated,
+    /// Regressed, and the regression is a trade-off a valid waiver accepts ([`Waiver`]):
+    /// counted and named, not failed.
+    Accepted,
 }
 
 impl Verdict {
@@ -45,6 +48,7 @@ impl Verdict {
             Verdict::NoChange => "no_change",
             Verdict::Inconclusive => "inconclusive",
             Verdict::NotGated => "not_gated",
+            Verdict::Accepted => "accepted",
         }
     }
 }
@@ -146,6 +150,37 @@ pub struct Row {
     pub baseline_values: Vec<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidate_values: Vec<f64>,
+    /// The waiver that accepted this row's regression, or that had expired when it would
+    /// have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiver: Option<Waiver>,
+}
+
+/// A trade-off accepted on purpose: a regression of `metric` caused by a change of the var
+/// `change` (`prefix_cache`, or `prefix_cache=on` for one value) reads `accepted` until
+/// `expires` (that day included), with who accepted it and why. Written in a gate file's
+/// `[[waiver]]` tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiver {
+    pub metric: String,
+    pub change: String,
+    pub reason: String,
+    pub owner: String,
+    pub expires: chrono::NaiveDate,
+}
+
+impl Waiver {
+    /// Whether it covers a change of these vars: one of them has its key (and, when it names
+    /// one, its candidate value).
+    pub fn covers(&self, diffs: &[VarChange]) -> bool {
+        let (key, value) = match self.change.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (self.change.trim(), None),
+        };
+        diffs
+            .iter()
+            .any(|d| d.key == key && value.is_none_or(|v| d.candidate.as_deref() == Some(v)))
+    }
 }
 
 /// Why a sequential compare stopped adding runs.
@@ -265,6 +300,14 @@ fn one() -> usize {
 impl Comparison {
     /// The gated rows left inconclusive: neither a regression nor an improvement nor no
     /// change could be shown at the runs judged.
+    /// Regressed rows a valid waiver accepts.
+    pub fn accepted(&self) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Accepted)
+            .collect()
+    }
+
     pub fn undecided(&self) -> Vec<&Row> {
         self.rows
             .iter()

@@ -103,6 +103,26 @@ fn flagged_lines(c: &Comparison) -> Vec<String> {
             regressed.join(", ")
         ));
     }
+    for r in c.rows.iter().filter(|r| r.verdict == Verdict::Accepted) {
+        if let Some(w) = &r.waiver {
+            lines.push(format!(
+                "ACCEPTED {} {}: waived by {} (expires {}): {}",
+                r.metric,
+                delta(r),
+                w.owner,
+                w.expires,
+                w.reason
+            ));
+        }
+    }
+    for r in c.rows.iter().filter(|r| r.verdict == Verdict::Regressed) {
+        if let Some(w) = &r.waiver {
+            lines.push(format!(
+                "{}: its waiver by {} expired on {}: renew it in the gate file, or fix the regression",
+                r.metric, w.owner, w.expires
+            ));
+        }
+    }
     let mut waiting: Vec<(String, Vec<String>)> = Vec::new();
     for r in c.rows.iter().filter(|r| r.verdict == Verdict::Inconclusive) {
         let why = settle(&r.reason).unwrap_or_else(|| evidence(r));

@@ -82,6 +82,21 @@ pub fn state(c: &Comparison) -> String {
     let undecided = c.undecided();
     let not_judged = c.not_judged();
     let mut s = state.to_string();
+    let accepted = c.accepted();
+    if !accepted.is_empty() {
+        let names: Vec<String> = accepted
+            .iter()
+            .map(|r| match &r.waiver {
+                Some(w) => format!("{} (waiver expires {})", r.metric, w.expires),
+                None => r.metric.to_string(),
+            })
+            .collect();
+        s += &format!(
+            " — {} accepted trade-off: {}",
+            accepted.len(),
+            names.join(", ")
+        );
+    }
     if !undecided.is_empty() {
         let names: Vec<String> = undecided.iter().map(|r| r.metric.to_string()).collect();
         s += &format!(
@@ -341,7 +356,7 @@ pub(crate) fn verdict_table(c: &Comparison, wide: bool) -> Table {
         let class = match r.verdict {
             Verdict::Regressed => "fail",
             Verdict::Improved | Verdict::NoChange => "ok",
-            Verdict::Inconclusive => "undecided",
+            Verdict::Inconclusive | Verdict::Accepted => "undecided",
             Verdict::NotGated => "",
         };
         let mut cells: Vec<Cell> = vec![

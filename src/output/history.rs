@@ -8,12 +8,14 @@ use crate::error::BenchError;
 use crate::model::history::{ChangeKind, History, Series};
 use std::fmt::Write;
 
-/// One character for a verdict: `=` no change, `+` improved, `R` regressed, `?` undecided.
+/// One character for a verdict: `=` no change, `+` improved, `R` regressed, `A` a regression
+/// accepted by a waiver, `?` undecided.
 pub fn mark(verdict: &str) -> &'static str {
     match verdict {
         "no_change" => "=",
         "improved" => "+",
         "regressed" => "R",
+        "accepted" => "A",
         _ => "?",
     }
 }
@@ -94,7 +96,7 @@ pub fn render(h: &History) -> String {
         .collect();
     let _ = writeln!(
         o,
-        "  values: the candidate's at each compare ({}); = no change, + improved, R regressed, ? undecided; B: judged against a newly recorded baseline",
+        "  values: the candidate's at each compare ({}); = no change, + improved, R regressed, A accepted trade-off, ? undecided; B: judged against a newly recorded baseline",
         units.join(", ")
     );
     let _ = writeln!(

@@ -174,8 +174,14 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
             let side: Vec<String> = c
                 .rows
                 .iter()
-                .filter(|o| o.metric != r.metric && o.verdict == Verdict::Regressed)
-                .map(|o| format!("{} {}", o.metric, delta(o)))
+                .filter(|o| {
+                    o.metric != r.metric
+                        && matches!(o.verdict, Verdict::Regressed | Verdict::Accepted)
+                })
+                .map(|o| match o.verdict {
+                    Verdict::Accepted => format!("{} {} (accepted)", o.metric, delta(o)),
+                    _ => format!("{} {}", o.metric, delta(o)),
+                })
                 .collect();
             // What the change did to answers, and the acceptance of a speculative decoder,
             // follow every row's sentence, as the optimization record asks.
@@ -208,7 +214,16 @@ pub fn comparison_rows(c: &Comparison, owner: &str, note: &str) -> Vec<RecordRow
                 interval_high: bound(r, r.interval_high),
                 verdict: r.verdict.name().into(),
                 side_effects: escape(&side.join("; ")),
-                note: escape(note),
+                note: escape(&match &r.waiver {
+                    Some(w) if r.verdict == Verdict::Accepted => format!(
+                        "{note}{}accepted trade-off, waived by {} (expires {}): {}",
+                        if note.is_empty() { "" } else { "; " },
+                        w.owner,
+                        w.expires,
+                        w.reason
+                    ),
+                    _ => note.to_string(),
+                }),
                 summary: escape(&sentence),
                 server: escape(&c.server_effects.join("; ")),
                 baseline_name: escape(&c.baseline),

@@ -13,6 +13,7 @@
 //! * [`quality`] — the quality pass's answers, paired by item (`accuracy`, `agreement`).
 //! * [`sequential`] — adding runs until every gated row is settled, with α spent over the looks.
 //! * [`stack`] — how several changes combine (factorial interactions).
+//! * [`waiver`] — accepted trade-offs: a waived regression reads `accepted` until it expires.
 //!
 //! [`Comparison`]: crate::model::comparison::Comparison
 
@@ -29,3 +30,4 @@ pub mod sequential;
 pub mod stack;
 pub mod stats;
 pub mod stored;
+pub mod waiver;

@@ -313,7 +313,13 @@ fn from_record(f: &Path, text: &str) -> Result<Vec<Entry>, BenchError> {
         let row = row.map_err(|e| {
             BenchError::Runtime(format!("{}: record row {}: {e}", f.display(), i + 2))
         })?;
-        let gate_verdicts = ["regressed", "improved", "no_change", "inconclusive"];
+        let gate_verdicts = [
+            "regressed",
+            "improved",
+            "no_change",
+            "inconclusive",
+            "accepted",
+        ];
         if !gate_verdicts.contains(&row.verdict.as_str()) || row.run_ids.is_empty() {
             continue;
         }

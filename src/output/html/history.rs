@@ -147,7 +147,7 @@ fn table(h: &History) -> String {
         }));
         t.row(cells);
     }
-    t.html() + "<p class=\"note\">= no change, + improved, R regressed, ? undecided.</p>"
+    t.html() + "<p class=\"note\">= no change, + improved, R regressed, A accepted trade-off, ? undecided.</p>"
 }
 
 /// One page for the histories of every scenario read.

@@ -216,6 +216,7 @@ fn row(t: &Threshold, e: Estimated, levels: Levels, interleaved: bool) -> Row {
         needs_requests: None,
         baseline_values: Vec::new(),
         candidate_values: Vec::new(),
+        waiver: None,
     };
     let verdict = match (&m.counts, &m.unjudgeable) {
         _ if m.paired.is_some() => m.paired.map_or(Verdict::Inconclusive, |p| {
@@ -527,7 +528,8 @@ fn reason(r: &Row, v: Verdict, noise: Option<Noise>, levels: Levels, interleaved
             resolve(r, noise, levels, interleaved),
             noise.and_then(|n| n.jump).map_or(String::new(), |j| jump(r, j))
         ),
-        Verdict::NotGated => r.reason.clone(),
+        // Waivers are applied to the final comparison, never while judging.
+        Verdict::NotGated | Verdict::Accepted => r.reason.clone(),
     }
 }
 
