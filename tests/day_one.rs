@@ -368,6 +368,19 @@ fn report_draws_a_baseline_and_a_stored_comparison() {
         html.contains("repetition 3") && html.contains("<svg"),
         "{html}"
     );
+    // Without --out a baseline's page goes under results/, never into the store beside it.
+    let o = bench()
+        .current_dir(dir.path())
+        .arg("report")
+        .arg(root.join("baselines/smoke/main.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(dir
+        .path()
+        .join("results/baseline-smoke-main-report.html")
+        .exists());
+    assert!(!root.join("baselines/smoke/report.html").exists());
 
     let (addr, log) = common::spawn_background(Config::default());
     let scenario = common::scenario(dir.path(), addr, "", "concurrency = 2\nrequests = 20");

@@ -18,7 +18,8 @@ pub fn run(path: &Path, out: Option<PathBuf>) -> Result<u8, BenchError> {
 }
 
 /// The page for PATH: a run.json (or its directory), a sweep directory (sweep.json), a
-/// compare JSON or a baseline file; and where it goes by default.
+/// compare JSON or a baseline file; and where it goes by default (`report.html` beside the
+/// input; a baseline's under `results/`).
 fn page(path: &Path) -> Result<(String, PathBuf), BenchError> {
     let dir = if path.is_dir() {
         path.to_path_buf()
@@ -43,10 +44,17 @@ fn page(path: &Path) -> Result<(String, PathBuf), BenchError> {
         .map_err(|e| BenchError::Runtime(format!("cannot read {}: {e}", file.display())))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| BenchError::Runtime(format!("{}: not JSON ({e})", file.display())))?;
-    let page = if v.get("kind").and_then(|k| k.as_str()) == Some(crate::model::baseline::KIND) {
+    if v.get("kind").and_then(|k| k.as_str()) == Some(crate::model::baseline::KIND) {
         // Read as the gate reads it: a baseline that would not be judged is no page either.
-        html::baseline_report(&crate::verdict::baseline::load(&file)?)
-    } else if v.get("points").is_some() {
+        // Its page goes under results/, never into the committed store beside it.
+        let b = crate::verdict::baseline::load(&file)?;
+        let out = Path::new("results").join(format!(
+            "baseline-{}-{}-report.html",
+            b.scenario_name, b.name
+        ));
+        return Ok((html::baseline_report(&b), out));
+    }
+    let page = if v.get("points").is_some() {
         let s: Sweep = serde_json::from_value(v)
             .map_err(|e| BenchError::Runtime(format!("{}: not a sweep ({e})", file.display())))?;
         // The SLOs and the configuration come from the first point's run, when it is still there.

@@ -30,14 +30,21 @@ pub struct Series<'a> {
     pub points: Vec<(f64, f64)>,
 }
 
-/// The palette, in series order (baseline blue, candidate red).
-pub const COLORS: [RGBColor; 6] = [
+/// The palette, in series order (baseline blue, candidate red): twelve colours, so that a
+/// baseline's default 12 repetitions are told apart on its page.
+pub const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(255, 127, 14),
     RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(57, 59, 121),
+    RGBColor(0, 104, 55),
 ];
 
 pub fn css(c: RGBColor) -> String {

@@ -37,10 +37,12 @@ fn knees(s: &Sweep) -> Vec<Ref> {
     v
 }
 
+/// The points: each load once (an open loop's offered rate, or a closed loop's
+/// concurrency), what was served, the latencies and whether the server was over-saturated;
+/// the saturation test's evidence listed under the table, a line a point.
 fn table(s: &Sweep) -> String {
     let heads = [
         "load",
-        "offered req/s",
         "achieved req/s",
         "output tok/s",
         "goodput req/s",
@@ -51,13 +53,21 @@ fn table(s: &Sweep) -> String {
         "errors / sent",
         "over-saturated",
     ];
+    let load = |p: &Point| match p.offered_rps {
+        Some(o) => format!("{o:.3} req/s"),
+        None => p.load.replace('=', " "),
+    };
     let mut t = Table::new(heads.map(|h| (h, Align::Right)));
+    let mut evidence = String::new();
     for p in &s.points {
         let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("—".to_string(), f);
+        let over = p
+            .saturation
+            .as_ref()
+            .map_or("—", |x| if x.over { "yes" } else { "no" });
         t.row(
             [
-                p.load.clone(),
-                opt(p.offered_rps, &|v| format!("{v:.3}")),
+                load(p),
                 format!("{:.3}", p.achieved_rps),
                 format!("{:.1}", p.output_tps),
                 opt(p.goodput_rps, &|v| format!("{v:.3}")),
@@ -66,14 +76,26 @@ fn table(s: &Sweep) -> String {
                 format!("{:.1}", p.ttft_p99_ms),
                 format!("{:.2}", p.tpot_p50_ms),
                 format!("{} / {}", p.errors, p.sent),
-                p.saturation.as_ref().map_or("—".to_string(), |x| {
-                    format!("{}: {}", if x.over { "yes" } else { "no" }, x.evidence())
-                }),
+                over.to_string(),
             ]
             .map(Cell::from),
         );
+        if let Some(x) = &p.saturation {
+            let _ = write!(
+                evidence,
+                "<li>{}: {over} — {}</li>",
+                esc(&load(p)),
+                esc(&x.evidence())
+            );
+        }
     }
-    t.html()
+    match evidence.is_empty() {
+        true => t.html(),
+        false => format!(
+            "{}<p class=\"note\">Over-saturated: the server fell behind the load inside the run's steady state (the test: docs/commands.md, Sweeps).</p><ul class=\"note\">{evidence}</ul>",
+            t.html()
+        ),
+    }
 }
 
 /// `first`: the first point's run, for the configuration block and the SLOs (absent when its
