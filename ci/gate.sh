@@ -24,15 +24,25 @@ BENCH=${BENCH:-target/release/bench}
 scenarios=$(sed -n 's/^scenarios *= *\[\(.*\)\]/\1/p' ci/gate.toml | tr -d '"' | tr ',' ' ')
 [ -n "$scenarios" ] || { echo "ci/gate.toml lists no scenarios" >&2; exit 2; }
 mode=(--interleave)
+keep=1
 for a in "$@"; do
   case $a in
-    --endpoint|--endpoint=*|--interleave|--candidate|--candidate=*|--control|--control=*|--against|--against=*|--plan) mode=() ;;
+    --endpoint|--endpoint=*|--interleave|--candidate|--candidate=*|--control|--control=*|--against|--against=*) mode=() ;;
+    --plan) mode=(); keep=0 ;;
+    --json|--json=*) keep=0 ;;
   esac
 done
+# Every compare's JSON is kept where the next `bench history` finds it (one file a compare,
+# named by scenario and time; BENCH_COMPARES moves the folder): `bench history results/compares`.
+compares=${BENCH_COMPARES:-results/compares}
 worst=0
 for s in $scenarios; do
   echo "== gate: $s"
-  "$BENCH" compare "$s" --gate ci/gate.toml "${mode[@]}" "$@"
+  json=()
+  if [ $keep -eq 1 ]; then
+    json=(--json "$compares/$(basename "$s" .toml)-$(date -u +%Y%m%dT%H%M%SZ).json")
+  fi
+  "$BENCH" compare "$s" --gate ci/gate.toml "${mode[@]}" "${json[@]}" "$@"
   rc=$?
   if [ $rc -eq 2 ]; then worst=2; elif [ $rc -eq 1 ] && [ $worst -eq 0 ]; then worst=1; fi
 done

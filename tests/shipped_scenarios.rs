@@ -69,6 +69,7 @@ fn the_shipped_gate_recipe_passes_against_the_committed_baseline() {
             .args(["-q", "--alpha", "0.001", "--out"])
             .arg(out.path().join(format!("gate{attempt}")))
             .env("BENCH", env!("CARGO_BIN_EXE_bench"))
+            .env("BENCH_COMPARES", out.path().join("compares"))
             .output()
             .unwrap();
         let text = format!(
@@ -86,6 +87,15 @@ fn the_shipped_gate_recipe_passes_against_the_committed_baseline() {
         (code, text) = gate(2);
     }
     assert_eq!(code, Some(0), "ci/gate.sh: {text}");
+    // Each compare's JSON is kept where `bench history` reads it.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bench"))
+        .arg("history")
+        .arg(out.path().join("compares"))
+        .output()
+        .unwrap();
+    let history = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{history}");
+    assert!(history.contains("bench history smoke"), "{history}");
 }
 
 /// Every row the shipped gate gates is one the committed baseline's plan can decide within
