@@ -1,9 +1,10 @@
 //! A comparison as the terminal prints it by default: read in ten seconds in a CI log. The
 //! headline (state, and every gated row left undecided or not judged, by name), the change and
 //! the arms, the table, a line naming the rows that regressed, a line for each thing that
-//! would settle the undecided ones, and a line for each kind of note — every line at most [`WIDTH`] characters, wrapped or shortened with
-//! `…`. The reasons in full, the notes in full and the method are `--explain`'s
-//! ([`super::compare::explain`]); the verdicts are the same.
+//! would settle the undecided ones, and a line for each kind of note — every line at most
+//! [`WIDTH`] characters. A row's name is never cut: lines that name rows wrap; a reason, the
+//! server's figures and a note are shortened with `…`. The reasons in full, the notes in full
+//! and the method are `--explain`'s ([`super::compare::explain`]); the verdicts are the same.
 
 use super::compare::{arms, delta, evidence, runs_used, state, value};
 use super::lines::{note_lines, shorten};
@@ -70,7 +71,7 @@ pub fn table(c: &Comparison) -> String {
     }
     o.push('\n');
     for line in flagged_lines(c) {
-        let _ = writeln!(o, "{}", shorten(&format!("  {line}"), WIDTH));
+        wrap_into(&mut o, &line, "  ");
     }
     if !c.server_effects.is_empty() {
         let server = format!("  server: {}", c.server_effects.join(", "));
@@ -111,7 +112,7 @@ fn flagged_lines(c: &Comparison) -> Vec<String> {
                 delta(r),
                 w.owner,
                 w.expires,
-                w.reason
+                shorten(&w.reason, 60)
             ));
         }
     }
@@ -133,7 +134,11 @@ fn flagged_lines(c: &Comparison) -> Vec<String> {
         }
     }
     for (why, names) in waiting {
-        lines.push(format!("undecided {}: {why}", names.join(", ")));
+        lines.push(format!(
+            "undecided {}: {}",
+            names.join(", "),
+            shorten(&why, 90)
+        ));
     }
     lines
 }
