@@ -400,8 +400,9 @@ pub struct CompareArgs {
     #[arg(long, conflicts_with_all = ["candidate", "control"])]
     pub plan: bool,
     /// Print every row's reason, the notes in full and the method paragraph after the table
-    /// (the default view prints one short line per row that regressed or stayed undecided,
-    /// and one per note; the Markdown and HTML always carry everything, under a fold).
+    /// (the default view names the rows that regressed or stayed undecided in a few short
+    /// lines, and each kind of note in one; the Markdown and HTML carry everything, under a
+    /// fold).
     #[arg(long)]
     pub explain: bool,
     #[command(flatten)]
