@@ -55,7 +55,7 @@ check "litellm: usage came on the last chunk only, and each chunk was one token 
 # A/A through the proxy, interleaved (see ci/engine-suite.sh for why, and for α = 0.001).
 "$BENCH" baseline scenarios/llama-server.toml "${E[@]}" --repeat 3 --baselines "$work/aa-b" --out "$work/aa-base" >"$work/aa-base.txt" 2>&1
 check "litellm A/A: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare scenarios/llama-server.toml "${E[@]}" --interleave --alpha 0.001 --baselines "$work/aa-b" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
+"$BENCH" compare --explain scenarios/llama-server.toml "${E[@]}" --interleave --alpha 0.001 --baselines "$work/aa-b" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
 rc=$?; cat "$work/aa.txt"
 check "litellm A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 
@@ -63,7 +63,7 @@ check "litellm A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 # (`cache_prompt`) the gateway forwards to the server.
 "$BENCH" baseline scenarios/llama-prefix.toml "${E[@]}" --var cache_prompt=false --repeat 3 --baselines "$work/b" --out "$work/base" >"$work/base.txt" 2>&1
 check "litellm prompt cache: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare scenarios/llama-prefix.toml "${E[@]}" --var cache_prompt=true --alpha 0.001 --baselines "$work/b" --out "$work/cand" >"$work/cmp.txt" 2>&1
+"$BENCH" compare --explain scenarios/llama-prefix.toml "${E[@]}" --var cache_prompt=true --alpha 0.001 --baselines "$work/b" --out "$work/cand" >"$work/cmp.txt" 2>&1
 rc=$?; cat "$work/cmp.txt"
 check "litellm prompt cache: compare passes" "[ $rc -eq 0 ]"
 check "litellm prompt cache: TTFT improved through the proxy" "grep -q '^  improved ttft.p50' '$work/cmp.txt'"

@@ -51,7 +51,7 @@ role_only_checks "llama-cpp-python chat" "$first" "$work/chat/run.json"
 # A/A, interleaved (see ci/engine-suite.sh for why, and for α = 0.001).
 "$BENCH" baseline scenarios/llama-server.toml "${E[@]}" --repeat 3 --baselines "$work/aa-b" --out "$work/aa-base" >"$work/aa-base.txt" 2>&1
 check "llama-cpp-python A/A: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare scenarios/llama-server.toml "${E[@]}" --interleave --alpha 0.001 --baselines "$work/aa-b" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
+"$BENCH" compare --explain scenarios/llama-server.toml "${E[@]}" --interleave --alpha 0.001 --baselines "$work/aa-b" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
 rc=$?; cat "$work/aa.txt"
 check "llama-cpp-python A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 
@@ -65,7 +65,7 @@ check "llama-cpp-python A/A: compare with nothing changed passes" "[ $rc -eq 0 ]
 sed 's/^api = "chat"/api = "completions"/' scenarios/llama-server.toml >"$work/completions.toml"
 "$BENCH" baseline "$work/completions.toml" "${E[@]}" --baselines "$work/lp-b" --out "$work/lp-base" >"$work/lp-base.txt" 2>&1
 check "llama-cpp-python logprobs: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare "$work/completions.toml" "${E[@]}" --param logprobs=5 --alpha 0.001 \
+"$BENCH" compare --explain "$work/completions.toml" "${E[@]}" --param logprobs=5 --alpha 0.001 \
   --baselines "$work/lp-b" --out "$work/lp" >"$work/lp.txt" 2>&1
 rc=$?; cat "$work/lp.txt"
 check "llama-cpp-python logprobs: the compare fails (exit 1)" "[ $rc -eq 1 ]"

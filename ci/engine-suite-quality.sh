@@ -54,7 +54,7 @@ base_vars="--var quant=q4_1 --var spec=off --var draft_quant=same"
 if serve; then
   "$BENCH" baseline $S $E $base_vars --repeat 2 --baselines "$work/b" --out "$work/base" -q >"$work/base.txt" 2>&1
   check "baseline with quality passes recorded" "[ $? -eq 0 ]"
-  "$BENCH" compare $S $E $base_vars --repeat 1 --baselines "$work/b" --out "$work/aa" -q >"$work/aa.txt" 2>&1
+  "$BENCH" compare --explain $S $E $base_vars --repeat 1 --baselines "$work/b" --out "$work/aa" -q >"$work/aa.txt" 2>&1
   rc=$?; cat "$work/aa.txt"
   check "A/A: the compare passes" "[ $rc -eq 0 ]"
   check "A/A: accuracy no_change" "quality_line '$work/aa.txt' accuracy | grep -q '^  no_change'"
@@ -64,7 +64,7 @@ else
 fi
 
 if [ -s "$q2" ] && serve LLAMA_MODEL="$q2"; then
-  "$BENCH" compare $S $E --var quant=q2_k --var spec=off --var draft_quant=same --repeat 1 --baselines "$work/b" \
+  "$BENCH" compare --explain $S $E --var quant=q2_k --var spec=off --var draft_quant=same --repeat 1 --baselines "$work/b" \
     --out "$work/q2" --record "$work/q2.csv" -q >"$work/q2.txt" 2>&1
   rc=$?; cat "$work/q2.txt"
   check "Q4_1 → Q2_K: the compare exits 1" "[ $rc -eq 1 ]"
@@ -75,7 +75,7 @@ else
 fi
 
 if serve LLAMA_ARGS="--model-draft $M --spec-type draft-simple"; then
-  "$BENCH" compare $S $E --var quant=q4_1 --var spec=on --var draft_quant=same --repeat 2 --baselines "$work/b" \
+  "$BENCH" compare --explain $S $E --var quant=q4_1 --var spec=on --var draft_quant=same --repeat 2 --baselines "$work/b" \
     --out "$work/spec" --record "$work/spec.csv" -q >"$work/spec.txt" 2>&1
   rc=$?; cat "$work/spec.txt"
   check "self-draft speculation: the compare passes" "[ $rc -eq 0 ]"
@@ -87,7 +87,7 @@ else
 fi
 
 if [ -s "$q2" ] && serve LLAMA_ARGS="--model-draft $q2 --spec-type draft-simple"; then
-  "$BENCH" compare $S $E --var quant=q4_1 --var spec=on --var draft_quant=q2_k --repeat 1 --against "$work/spec" \
+  "$BENCH" compare --explain $S $E --var quant=q4_1 --var spec=on --var draft_quant=q2_k --repeat 1 --against "$work/spec" \
     --out "$work/spec-q2" -q >"$work/spec-q2.txt" 2>&1
   cat "$work/spec-q2.txt"
   a_q2=$(acceptance "$work/spec-q2")

@@ -54,7 +54,7 @@ check "A/A: baseline recorded" "[ $? -eq 0 ]"
 # did, on a quiet machine: TTFT p50 266 → 442 ms over 3 × 8 requests, effect 0.51 against a
 # critical 0.47); a CI check must not be red that often, so this one runs at α = 0.001. The
 # default α's measured false-fail rate on llama-server is validation/engine-gate-check.sh's job (docs/gate-validation.md).
-"$BENCH" compare scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --interleave --alpha 0.001 --baselines "$work/aa-baselines" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
+"$BENCH" compare --explain scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --interleave --alpha 0.001 --baselines "$work/aa-baselines" --out "$work/aa-cand" >"$work/aa.txt" 2>&1
 rc=$?; cat "$work/aa.txt"
 check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 
@@ -70,7 +70,7 @@ check "A/A: compare with nothing changed passes" "[ $rc -eq 0 ]"
 E="--endpoint http://127.0.0.1:$port/v1 --calibrate"
 "$BENCH" baseline scenarios/llama-prefix.toml $E --var cache_prompt=false --repeat 3 --baselines "$work/baselines" --out "$work/base" >"$work/base.txt" 2>&1
 check "prompt cache: baseline recorded" "[ $? -eq 0 ]"
-"$BENCH" compare scenarios/llama-prefix.toml $E --var cache_prompt=true --alpha 0.001 --baselines "$work/baselines" --out "$work/cand" --record "$work/record.csv" >"$work/cmp.txt" 2>&1
+"$BENCH" compare --explain scenarios/llama-prefix.toml $E --var cache_prompt=true --alpha 0.001 --baselines "$work/baselines" --out "$work/cand" --record "$work/record.csv" >"$work/cmp.txt" 2>&1
 rc=$?; cat "$work/cmp.txt"
 check "prompt cache: compare passes" "[ $rc -eq 0 ]"
 check "prompt cache: the change is named" "grep -q 'cache_prompt: false → true' '$work/cmp.txt'"

@@ -27,7 +27,7 @@ done
 fails=0; errors=0
 for r in $(seq "$rounds"); do
   if [ -n "${DIRECT:-}" ]; then
-    out=$("$BENCH" compare scenarios/smoke.toml --gate ci/gate.toml -q --out "$work/r$r" "$@" 2>&1); rc=$?
+    out=$("$BENCH" compare --explain scenarios/smoke.toml --gate ci/gate.toml -q --out "$work/r$r" "$@" 2>&1); rc=$?
   else
     out=$(BENCH="$BENCH" bash ci/gate.sh -q --out "$work/r$r" "$@" 2>&1); rc=$?
   fi

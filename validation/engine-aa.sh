@@ -18,7 +18,7 @@ E="--endpoint http://127.0.0.1:$port/v1"
 fails=0
 for i in $(seq 1 "$rounds"); do
   "$BENCH" baseline scenarios/llama-server.toml $E --repeat 3 --baselines "$work/b$i" --out "$work/base$i" -q >/dev/null 2>&1 || { echo "round $i: baseline failed"; exit 2; }
-  "$BENCH" compare scenarios/llama-server.toml $E --baselines "$work/b$i" --out "$work/cand$i" -q >"$work/aa$i.txt" 2>&1
+  "$BENCH" compare --explain scenarios/llama-server.toml $E --baselines "$work/b$i" --out "$work/cand$i" -q >"$work/aa$i.txt" 2>&1
   rc=$?
   case $rc in
     0) echo "round $i: pass" ;;
