@@ -158,8 +158,12 @@ pub fn gate_config(replicates: usize) -> crate::config::thresholds::GateConfig {
 }
 
 /// A comparison of two arms of three log-normal runs (median 40 ms against 52 ms, the
-/// candidate's `quant: ∅ → int8`), judged with the default thresholds.
-pub fn comparison() -> crate::model::comparison::Comparison {
+/// candidate's `quant: ∅ → int8`), judged with the default thresholds; with its arms.
+pub fn comparison_of_arms() -> (
+    crate::model::baseline::Baseline,
+    Vec<RunResult>,
+    crate::model::comparison::Comparison,
+) {
     let mut g = rng(7);
     let reps: Vec<RunResult> = (0..3)
         .map(|_| lognormal_run(300, 40.0, 0.0, &mut g))
@@ -173,5 +177,12 @@ pub fn comparison() -> crate::model::comparison::Comparison {
             r
         })
         .collect();
-    crate::verdict::compare::compare(&base, &cand, false, &gate_config(200)).expect("comparable")
+    let c = crate::verdict::compare::compare(&base, &cand, false, &gate_config(200))
+        .expect("comparable");
+    (base, cand, c)
+}
+
+/// [`comparison_of_arms`]'s comparison.
+pub fn comparison() -> crate::model::comparison::Comparison {
+    comparison_of_arms().2
 }

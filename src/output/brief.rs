@@ -6,7 +6,7 @@
 //! server's figures and a note are shortened with `…`. The reasons in full, the notes in full
 //! and the method are `--explain`'s ([`super::compare::explain`]); the verdicts are the same.
 
-use super::compare::{arms, delta, evidence, runs_used, state, value};
+use super::compare::{arms, delta, evidence, runs_used, state, table_head, table_row};
 use super::lines::{note_lines, shorten};
 use crate::model::comparison::{Comparison, Row, Verdict};
 use std::fmt::Write;
@@ -36,25 +36,12 @@ pub fn table(c: &Comparison) -> String {
     if let Some(s) = runs_used(c) {
         let _ = writeln!(o, "{}", shorten(&format!("  {s}"), WIDTH));
     }
-    let _ = writeln!(
-        o,
-        "\n  {:<18} {:>14} {:>14} {:>9} {:>22}  verdict",
-        "metric", "baseline", "candidate", "delta", "evidence"
-    );
+    let _ = writeln!(o, "\n{}", table_head());
     // A row whose threshold is off is reported only: named in one line, its figures in
     // --explain and the files.
     let off = |r: &&Row| r.verdict == Verdict::NotGated && r.needs_requests.is_none();
     for r in c.rows.iter().filter(|r| !off(r)) {
-        let line = format!(
-            "  {:<18} {:>14} {:>14} {:>9} {:>22}  {}",
-            r.metric,
-            value(r, r.baseline),
-            value(r, r.candidate),
-            delta(r),
-            evidence(r),
-            r.verdict.label()
-        );
-        let _ = writeln!(o, "{}", shorten(&line, WIDTH));
+        let _ = writeln!(o, "{}", shorten(&table_row(r), WIDTH));
     }
     let off: Vec<String> = c
         .rows

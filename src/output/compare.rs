@@ -223,28 +223,36 @@ fn gated(c: &Comparison) -> usize {
         .count()
 }
 
+/// The terminal table's head: its columns at their widths.
+pub fn table_head() -> String {
+    format!(
+        "  {:<18} {:>14} {:>14} {:>9} {:>22}  verdict",
+        "metric", "baseline", "candidate", "delta", "evidence"
+    )
+}
+
+/// One row of the terminal table: metric, both values, delta, evidence and verdict.
+pub fn table_row(r: &Row) -> String {
+    format!(
+        "  {:<18} {:>14} {:>14} {:>9} {:>22}  {}",
+        r.metric,
+        value(r, r.baseline),
+        value(r, r.candidate),
+        delta(r),
+        evidence(r),
+        r.verdict.label()
+    )
+}
+
 /// Everything the terminal can say of a comparison (`--explain`): the headline, the table,
 /// every row's reason, the server's effects, the notes in full and the method. The default
 /// view is [`super::brief::table`].
 pub fn explain(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{}\n", headline(c));
-    let _ = writeln!(
-        o,
-        "  {:<18} {:>14} {:>14} {:>9} {:>22}  verdict",
-        "metric", "baseline", "candidate", "delta", "evidence"
-    );
+    let _ = writeln!(o, "{}", table_head());
     for r in &c.rows {
-        let _ = writeln!(
-            o,
-            "  {:<18} {:>14} {:>14} {:>9} {:>22}  {}",
-            r.metric,
-            value(r, r.baseline),
-            value(r, r.candidate),
-            delta(r),
-            evidence(r),
-            r.verdict.label()
-        );
+        let _ = writeln!(o, "{}", table_row(r));
     }
     if !c.server_effects.is_empty() {
         let _ = writeln!(o, "\n  server: {}", c.server_effects.join(", "));

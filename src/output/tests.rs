@@ -7,7 +7,6 @@
 //! coordinates belong to plotters, not to us.
 
 use super::*;
-use crate::config::thresholds::{thresholds, GateConfig};
 use crate::model::baseline::Baseline;
 use crate::model::comparison::{Comparison, Verdict};
 use crate::model::diagnosis::{Area, Finding};
@@ -16,7 +15,7 @@ use crate::model::record::Outcome;
 use crate::model::server::ServerMetrics;
 use crate::model::stack::{Interaction, InteractionRow, Ladder, LadderStep, Resolve};
 use crate::model::sweep::{Point, Sweep};
-use crate::testkit::{lognormal_run, record, rng, run_of, scenario};
+use crate::testkit::{record, run_of, scenario};
 
 /// A run with varied latencies, an error, a role-only first chunk and server metrics.
 fn run() -> RunResult {
@@ -74,28 +73,9 @@ fn a_comparison_reads_back_from_its_json() {
 }
 
 fn comparison() -> (Baseline, Vec<RunResult>, Comparison) {
-    let mut g = rng(7);
-    let reps: Vec<RunResult> = (0..3)
-        .map(|_| lognormal_run(300, 40.0, 0.0, &mut g))
-        .collect();
-    let mut base = Baseline::new("main", reps).unwrap();
+    let (mut base, cand, mut c) = crate::testkit::comparison_of_arms();
     base.environment.created_at = chrono::DateTime::UNIX_EPOCH;
     base.environment.host = "ci".into();
-    let cand: Vec<RunResult> = (1..=3)
-        .map(|i| {
-            let mut r = lognormal_run(300, 52.0, 0.0, &mut g);
-            r.run_id = format!("candidate-{i}");
-            r.vars.insert("quant".into(), "int8".into());
-            r
-        })
-        .collect();
-    let cfg = GateConfig {
-        thresholds: thresholds(&[]).unwrap(),
-        alpha: 0.05,
-        replicates: 200,
-        seed: 1,
-    };
-    let mut c = crate::verdict::compare::compare(&base, &cand, false, &cfg).unwrap();
     c.created_at = chrono::DateTime::UNIX_EPOCH;
     (base, cand, c)
 }
