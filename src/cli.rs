@@ -19,6 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Load an endpoint with a scenario and write run.json, requests.csv and summary.csv.
     Run(Box<RunArgs>),
+    /// Set up the regression gate in this repository: probe the endpoint, write a scenario, record its baseline, and write ci/gate.toml (only the rows it can decide), ci/gate.sh and a GitHub Actions workflow.
+    Init(Box<InitArgs>),
     /// Record a baseline: run the scenario --repeat times and store baselines/<scenario>/<name>.json.
     Baseline(Box<BaselineArgs>),
     /// Compare a candidate run against a baseline, one variable at a time; exit 1 on a regression.
@@ -407,6 +409,63 @@ pub struct CompareArgs {
     pub explain: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The server to gate (`http://HOST:PORT/v1`); bench's embedded simulator when none.
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Model to ask for; the one GET /v1/models lists when it lists one.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Environment variable holding the API key (its value is never written anywhere).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// A second server serving the reference configuration: the baseline is recorded on it,
+    /// and the gate alternates runs on it with the candidate's (interleaved).
+    #[arg(long, value_name = "URL", conflicts_with = "switch")]
+    pub baseline_endpoint: Option<String>,
+    /// A command that switches the one server between the arms (`{arm}` is `baseline` or
+    /// `candidate`): the gate interleaves through it.
+    #[arg(long, value_name = "CMD")]
+    pub switch: Option<String>,
+    /// The scenario's name: scenarios/NAME.toml, baselines/NAME/main.json.
+    #[arg(long, default_value = "gate")]
+    pub name: String,
+    /// Requests a run (after warmup).
+    #[arg(long, default_value_t = 20)]
+    pub requests: u64,
+    /// Requests in flight at once (closed loop).
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: u32,
+    /// Prompt tokens a request.
+    #[arg(long, default_value_t = 128)]
+    pub input_tokens: u64,
+    /// Output tokens a request (sent with ignore_eos).
+    #[arg(long, default_value_t = 64)]
+    pub output_tokens: u64,
+    /// Baseline runs to record.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// The workflow keeps one sticky pull-request comment with the verdicts.
+    #[arg(long)]
+    pub comment: bool,
+    /// Replace files that exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl RunOpts {
+    /// Every run flag at its default (what a command line without them gives).
+    pub fn defaults() -> RunOpts {
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            opts: RunOpts,
+        }
+        Only::parse_from(["bench"]).opts
+    }
 }
 
 #[derive(Debug, Args)]

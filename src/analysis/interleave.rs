@@ -111,7 +111,7 @@ const SWITCH_WAIT: Duration = Duration::from_secs(600);
 
 /// Runs `sh -c CMD` with `{arm}` filled in (stopped after [`SWITCH_WAIT`]), then waits (up to
 /// [`SWITCH_WAIT`] again) for the endpoint to list its models.
-async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchError> {
+pub async fn switch_to(cmd: &str, arm: Arm, session: &Session) -> Result<(), BenchError> {
     let run = cmd.replace("{arm}", arm.name());
     // What bench prints of the command: without the API key, should the command hold it.
     let line = redact(&run, session.spec().api_key.as_deref().unwrap_or(""));

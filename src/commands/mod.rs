@@ -5,6 +5,7 @@ mod baseline;
 mod compare;
 mod diagnose;
 mod history;
+mod init;
 mod merge;
 mod metrics;
 mod report;
@@ -50,6 +51,7 @@ pub fn main(cli: Cli) -> std::process::ExitCode {
 pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
     match cli.command {
         Command::Run(args) => run::run(*args).await,
+        Command::Init(args) => init::run(*args).await,
         Command::Baseline(args) => baseline::run(*args).await,
         Command::Compare(args) => compare::run(*args).await,
         Command::Validate { scenario, shard } => validate::run(&scenario, shard.as_deref()),

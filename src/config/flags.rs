@@ -18,6 +18,11 @@ impl From<&RunOpts> for Flags {
 }
 
 impl Flags {
+    /// Every run flag at its default: a run as its scenario file says.
+    pub fn defaults() -> Flags {
+        Flags(RunOpts::defaults())
+    }
+
     /// These `--opt KEY=VALUE` added after the given ones (the later of two equal keys wins).
     pub fn with_opts(mut self, opts: impl IntoIterator<Item = String>) -> Flags {
         self.0.opts.extend(opts);
