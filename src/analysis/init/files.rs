@@ -11,7 +11,7 @@ pub const GATE_SCRIPT: &str = include_str!("../../../ci/gate.sh");
 
 /// The shipped workflow (`ci/github/bench-gate.yml`): its version line and its comment
 /// switches are the lines [`workflow`] fills in.
-pub const WORKFLOW: &str = include_str!("../../../ci/github/bench-gate.yml");
+const WORKFLOW: &str = include_str!("../../../ci/github/bench-gate.yml");
 const VERSION_LINE: &str = "      BENCH_VERSION: \"";
 const COMMENT_OFF: &str = "      BENCH_COMMENT: \"false\"";
 const PR_READ: &str = "  pull-requests: read";
@@ -110,15 +110,17 @@ pub fn gate(s: &Setup, scenario: &Path, rows: &[RowPlan], findings: &[String]) -
     for r in rows {
         let key = format!("\"{}\"", r.metric);
         let (value, why) = match (r.runs, &r.advice) {
-            (Some(n), _) => (
-                r.threshold.clone(),
-                match r.detectable_pct {
-                    Some(p) => {
-                        format!("settled in ≈ {n} runs a side; 12 catch a {p:.0} % regression")
-                    }
-                    None => format!("settled in ≈ {n} runs a side"),
-                },
-            ),
+            (Some(n), _) => {
+                (
+                    r.threshold.clone(),
+                    match r.detectable_pct {
+                        Some(p) => {
+                            format!("settled in ≈ {n} runs a side; 12 runs catch a regression of {p:.0} %")
+                        }
+                        None => format!("settled in ≈ {n} runs a side"),
+                    },
+                )
+            }
             (None, advice) => (
                 "off".to_string(),
                 advice.clone().unwrap_or_else(|| "no plan".into()),
@@ -159,4 +161,131 @@ fn reference(r: &Reference) -> String {
 /// A TOML basic string.
 fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::init::Shape;
+    use crate::model::metric::Metric;
+
+    fn setup(reference: Reference) -> Setup {
+        Setup {
+            endpoint: Some("http://127.0.0.1:8000/v1".into()),
+            model: None,
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            reference,
+            name: "gate".into(),
+            shape: Shape {
+                requests: 20,
+                concurrency: 4,
+                input_tokens: 128,
+                output_tokens: 64,
+            },
+            repeat: 3,
+            comment: false,
+            force: false,
+        }
+    }
+
+    fn row(metric: &str, threshold: &str, runs: Option<usize>, advice: Option<&str>) -> RowPlan {
+        RowPlan {
+            metric: metric.parse::<Metric>().unwrap(),
+            threshold: threshold.into(),
+            spread: Some(0.03),
+            runs,
+            detectable_pct: runs.map(|_| 11.4),
+            advice: advice.map(String::from),
+        }
+    }
+
+    /// The shipped workflow is what `bench init` writes without --comment: its version line
+    /// is this build's, and each line init fills in is there exactly once.
+    #[test]
+    fn the_shipped_workflow_is_what_init_writes() {
+        assert_eq!(workflow(false), WORKFLOW);
+        for line in [COMMENT_OFF, PR_READ] {
+            assert_eq!(WORKFLOW.lines().filter(|l| *l == line).count(), 1, "{line}");
+        }
+        assert_eq!(
+            WORKFLOW
+                .lines()
+                .filter(|l| l.starts_with(VERSION_LINE))
+                .count(),
+            1
+        );
+        let on = workflow(true);
+        assert!(on.contains("      BENCH_COMMENT: \"true\"\n"), "{on}");
+        assert!(on.contains("  pull-requests: write\n"), "{on}");
+        assert!(!on.contains(COMMENT_OFF));
+    }
+
+    #[test]
+    fn the_scenario_is_valid_and_names_the_endpoint_model_and_key_variable() {
+        let s = setup(Reference::Stored);
+        let text = scenario(&s, Some("Qwen/Qwen3-0.6B"));
+        let sc = crate::config::scenario::parse(&text, Path::new("scenarios/gate.toml")).unwrap();
+        assert_eq!(sc.name, "gate");
+        assert!(text.contains("endpoint = \"http://127.0.0.1:8000/v1\"\n"));
+        assert!(text.contains("model = \"Qwen/Qwen3-0.6B\"\n"));
+        assert!(text.contains("api_key_env = \"OPENAI_API_KEY\"\n"));
+        let sim = Setup {
+            endpoint: None,
+            ..setup(Reference::Simulator)
+        };
+        let text = scenario(&sim, None);
+        crate::config::scenario::parse(&text, Path::new("scenarios/gate.toml")).unwrap();
+        assert!(!text.contains("\nendpoint"), "{text}");
+    }
+
+    /// Gated where the plan settles the row, off with the plan's reason elsewhere; the
+    /// arms' key as ci/gate.sh reads it; every threshold one the compare accepts.
+    #[test]
+    fn the_gate_table_gates_what_the_plan_settles() {
+        let rows = [
+            row("ttft.p50", "10%", Some(5), None),
+            row("output_throughput", "-5%", Some(3), None),
+            row(
+                "ttft.p99",
+                "10%",
+                None,
+                Some("a p99 is judged from 1000 successful requests an arm"),
+            ),
+        ];
+        let findings = ["usage streamed in all 60 requests".to_string()];
+        let text = gate(
+            &setup(Reference::Endpoint("http://127.0.0.1:8001/v1".into())),
+            Path::new("scenarios/gate.toml"),
+            &rows,
+            &findings,
+        );
+        insta::assert_snapshot!("init_gate_toml", text);
+        let t: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(
+            t["baseline_endpoint"].as_str(),
+            Some("http://127.0.0.1:8001/v1")
+        );
+        let g = t["gate"].as_table().unwrap();
+        for (k, v) in g {
+            crate::config::thresholds::parse_threshold(k, v.as_str().unwrap()).unwrap();
+        }
+        assert_eq!(g["ttft.p99"].as_str(), Some("off"));
+        assert_eq!(g["output_throughput"].as_str(), Some("-5%"));
+        let switch = gate(
+            &setup(Reference::Switch("systemctl restart vllm-{arm}".into())),
+            Path::new("s.toml"),
+            &rows,
+            &findings,
+        );
+        let t: toml::Table = toml::from_str(&switch).unwrap();
+        assert_eq!(t["switch"].as_str(), Some("systemctl restart vllm-{arm}"));
+        let stored = gate(
+            &setup(Reference::Stored),
+            Path::new("s.toml"),
+            &rows,
+            &findings,
+        );
+        let t: toml::Table = toml::from_str(&stored).unwrap();
+        assert_eq!(t["interleave"].as_bool(), Some(false));
+    }
 }
