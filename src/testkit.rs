@@ -109,6 +109,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         windows: None,
         environment: None,
         quality: None,
+        imported: None,
     }
 }
 

@@ -202,7 +202,7 @@ fn add_streams(r: &RunResult, streams: &mut StreamStats) -> Result<(), BenchErro
 }
 
 /// Peak concurrency from the aligned intervals: +1 at each send, −1 at each end.
-fn peak_concurrency(records: &[crate::model::record::RequestRecord]) -> u64 {
+pub fn peak_concurrency(records: &[crate::model::record::RequestRecord]) -> u64 {
     let mut events: Vec<(u64, i64)> = records
         .iter()
         .flat_map(|q| [(q.sent_us, 1), (q.end_us, -1)])

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod diagnose;
 pub mod drift;
 pub mod history;
+pub mod import;
 pub mod init;
 pub mod interleave;
 pub mod judge;

@@ -5,6 +5,7 @@ mod baseline;
 mod compare;
 mod diagnose;
 mod history;
+mod import;
 mod init;
 mod merge;
 mod metrics;
@@ -34,14 +35,12 @@ pub fn main(cli: Cli) -> std::process::ExitCode {
     };
     match rt.block_on(dispatch(cli)) {
         Ok(code) => std::process::ExitCode::from(code),
-        Err(BenchError::Incomplete(text)) => {
-            if !text.is_empty() {
-                crate::say!("{text}");
-            }
-            std::process::ExitCode::from(crate::EXIT_ERROR)
-        }
         Err(e) => {
-            crate::say!("error: {e:#}");
+            match e {
+                BenchError::Incomplete(text) if text.is_empty() => {}
+                BenchError::Incomplete(text) => crate::say!("{text}"),
+                e => crate::say!("error: {e:#}"),
+            }
             std::process::ExitCode::from(crate::EXIT_ERROR)
         }
     }
@@ -60,6 +59,7 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
         Command::Stack(args) => stack::run(*args).await,
         Command::Report { path, out } => report::run(&path, out),
         Command::History(args) => history::run(&args),
+        Command::Import(args) => import::run(&args),
         Command::Merge { dirs, out } => merge::run(&dirs, &out),
         Command::Diagnose { run } => diagnose::run(&run),
         Command::Sim(args) => sim::run(args).await,
@@ -69,11 +69,12 @@ pub async fn dispatch(cli: Cli) -> Result<u8, BenchError> {
 
 /// The report files the shared output flags (and `--record`) ask for.
 fn requested(o: &OutputArgs, record: Option<&std::path::Path>) -> Requested {
+    let (md, html, json, csv) = (&o.markdown, &o.html, &o.json, &o.csv);
     Requested::new(
-        o.markdown.as_deref(),
-        o.html.as_deref(),
-        o.json.as_deref(),
-        o.csv.as_deref(),
+        md.as_deref(),
+        html.as_deref(),
+        json.as_deref(),
+        csv.as_deref(),
         record,
     )
 }

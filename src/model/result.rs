@@ -97,6 +97,22 @@ pub struct RunResult {
     /// [`crate::model::quality::PASSES`] runs of an arm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<crate::model::quality::QualityRun>,
+    /// Where a run another tool measured came from (`bench import`), and how its definitions
+    /// differ from bench's; absent for bench's own runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// A run read from another tool's per-request results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    /// The tool that measured it (`vllm bench serve`).
+    pub tool: String,
+    /// The file, as given, and its SHA-256.
+    pub file: String,
+    pub sha256: String,
+    /// Each way its figures are defined otherwise than bench's, a sentence each.
+    pub differences: Vec<String>,
 }
 
 /// Records a run keeps in `run.json` (and a baseline per repetition) by default: enough for

@@ -234,6 +234,7 @@ impl Session {
             windows,
             environment: Some(env),
             quality,
+            imported: None,
         })
     }
 

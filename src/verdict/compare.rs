@@ -256,6 +256,7 @@ pub fn compare_at(
         cands,
         !diffs.is_empty(),
     ));
+    notes.extend(imported(&base.repetitions, cands));
     Ok(Comparison {
         schema_version: COMPARE_SCHEMA,
         scenario_name: cand.scenario_name.clone(),
@@ -286,3 +287,19 @@ pub fn compare_at(
 
 #[cfg(test)]
 mod tests;
+
+/// Runs another tool measured (`bench import`): which, in each arm, and how its figures are
+/// defined otherwise than bench's.
+fn imported(base: &[RunResult], cand: &[RunResult]) -> Option<String> {
+    let of = |runs: &[RunResult]| runs.iter().filter(|r| r.imported.is_some()).count();
+    let first = base.iter().chain(cand).find_map(|r| r.imported.as_ref())?;
+    Some(format!(
+        "imported from {} (baseline {} of {} runs, candidate {} of {}): {}",
+        first.tool,
+        of(base),
+        base.len(),
+        of(cand),
+        cand.len(),
+        first.differences.join("; ")
+    ))
+}

@@ -5,6 +5,9 @@ use crate::model::comparison::DEFAULT_ALPHA;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod adopt;
+pub use adopt::{ImportArgs, InitArgs};
+
 /// Benchmark-and-regression harness for OpenAI-compatible LLM inference servers.
 ///
 /// Exit codes: 0 success, 1 regression found, 2 usage or runtime error.
@@ -49,6 +52,8 @@ pub enum Command {
     },
     /// A scenario's history: the compare outputs CI accumulated (JSON or record CSV), each gated metric over time, slow drift flagged; exit 1 when one moved the bad way.
     History(HistoryArgs),
+    /// Read another tool's per-request results (vLLM's `bench serve --save-result --save-detailed`) as bench runs, one a file, for `bench compare --against/--candidate` to judge.
+    Import(ImportArgs),
     /// Merge the run directories of `bench run --shard I/N` into one run.
     Merge {
         /// Shard result directories (each with a run.json).
@@ -409,51 +414,6 @@ pub struct CompareArgs {
     pub explain: bool,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct InitArgs {
-    /// The server to gate (`http://HOST:PORT/v1`); bench's embedded simulator when none.
-    #[arg(long)]
-    pub endpoint: Option<String>,
-    /// Model to ask for; the one GET /v1/models lists when it lists one.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Environment variable holding the API key (its value is never written anywhere).
-    #[arg(long, value_name = "VAR")]
-    pub api_key_env: Option<String>,
-    /// A second server serving the reference configuration: the baseline is recorded on it,
-    /// and the gate alternates runs on it with the candidate's (interleaved).
-    #[arg(long, value_name = "URL", conflicts_with = "switch")]
-    pub baseline_endpoint: Option<String>,
-    /// A command that switches the one server between the arms (`{arm}` is `baseline` or
-    /// `candidate`): the gate interleaves through it.
-    #[arg(long, value_name = "CMD")]
-    pub switch: Option<String>,
-    /// The scenario's name: scenarios/NAME.toml, baselines/NAME/main.json.
-    #[arg(long, default_value = "gate")]
-    pub name: String,
-    /// Requests a run (after warmup).
-    #[arg(long, default_value_t = 20)]
-    pub requests: u64,
-    /// Requests in flight at once (closed loop).
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: u32,
-    /// Prompt tokens a request.
-    #[arg(long, default_value_t = 128)]
-    pub input_tokens: u64,
-    /// Output tokens a request (sent with ignore_eos).
-    #[arg(long, default_value_t = 64)]
-    pub output_tokens: u64,
-    /// Baseline runs to record.
-    #[arg(long, default_value_t = 3)]
-    pub repeat: u32,
-    /// The workflow keeps one sticky pull-request comment with the verdicts.
-    #[arg(long)]
-    pub comment: bool,
-    /// Replace files that exist.
-    #[arg(long)]
-    pub force: bool,
 }
 
 impl RunOpts {
