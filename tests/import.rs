@@ -154,3 +154,143 @@ fn a_file_that_is_not_a_detailed_vllm_result_is_refused_by_name() {
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("other.json is another benchmark"), "{text}");
 }
+
+fn guidellm_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/guidellm/concurrent-2.json")
+}
+
+/// GuideLLM records each request's intended send (`targeted_start`) and its first token:
+/// the import times TTFT from the intended send, as bench does, and keeps the client's
+/// lateness as its send lag; the report holds no gaps, so ITL is absent, not guessed.
+#[test]
+fn a_guidellm_report_is_timed_from_the_intended_send() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    let f = guidellm_fixture();
+    let (code, text) = bench(&[
+        "import".as_ref(),
+        f.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("ITL is absent"), "{text}");
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rep1/run.json")).unwrap()).unwrap();
+    let src: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    assert_eq!(run["tool"]["name"], "guidellm");
+    assert_eq!(run["tool"]["version"], "0.8.1");
+    assert_eq!(run["summary"]["counts"]["ok"], 8);
+    let mut want: Vec<(u64, u64)> = src["benchmarks"][0]["requests"]["successful"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let t = &r["info"]["timings"];
+            let s = |k: &str| t[k].as_f64().unwrap();
+            let us = |x: f64| (x * 1e6).round() as u64;
+            (
+                us(s("first_token_iteration")) - us(s("targeted_start")),
+                us(s("request_start")) - us(s("targeted_start")),
+            )
+        })
+        .collect();
+    let mut got: Vec<(u64, u64)> = run["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["ttft_us"].as_u64().unwrap(),
+                r["send_lag_us"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    for ((wt, wl), (gt, gl)) in want.iter().zip(&got) {
+        assert!(
+            wt.abs_diff(*gt) <= 1 && wl.abs_diff(*gl) <= 1,
+            "want {want:?}, got {got:?}"
+        );
+    }
+    let latency = run["summary"]["latency"].as_array().unwrap();
+    let count = |n: &str| {
+        latency
+            .iter()
+            .find(|l| l["name"] == n)
+            .map(|l| l["count"].as_u64().unwrap())
+    };
+    assert_eq!(
+        (count("ttft"), count("itl")),
+        (Some(8), Some(0)),
+        "{latency:?}"
+    );
+    let scenario = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(
+        scenario.contains("concurrency = 2") && scenario.contains("requests = 8"),
+        "{scenario}"
+    );
+}
+
+/// A client that sent late set the pace: the compare refuses the run, naming GuideLLM's
+/// client; a sweep's several loads are not one run.
+#[test]
+fn a_late_guidellm_client_and_a_sweep_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(guidellm_fixture()).unwrap()).unwrap();
+    for r in v["benchmarks"][0]["requests"]["successful"]
+        .as_array_mut()
+        .unwrap()
+    {
+        let t = &mut r["info"]["timings"];
+        t["targeted_start"] = (t["targeted_start"].as_f64().unwrap() - 0.2).into();
+    }
+    let late = dir.path().join("late.json");
+    std::fs::write(&late, v.to_string()).unwrap();
+    let out = dir.path().join("late");
+    let (code, text) = bench(&[
+        "import".as_ref(),
+        late.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("warning: run") && text.contains("guidellm's client sent its requests late"),
+        "{text}"
+    );
+    let scenario = out.join("scenario.toml");
+    let (code, text) = bench(&[
+        "compare".as_ref(),
+        scenario.as_os_str(),
+        "--against".as_ref(),
+        out.as_os_str(),
+        "--candidate".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("guidellm's client sent its requests late"),
+        "{text}"
+    );
+    let b = v["benchmarks"][0].clone();
+    v["benchmarks"].as_array_mut().unwrap().push(b);
+    let sweep = dir.path().join("sweep.json");
+    std::fs::write(&sweep, v.to_string()).unwrap();
+    let out = dir.path().join("sweep");
+    let (code, text) = bench(&[
+        "import".as_ref(),
+        sweep.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains(
+            "sweep.json: not a guidellm JSON report of one benchmark: it holds 2 benchmarks"
+        ),
+        "{text}"
+    );
+}

@@ -52,7 +52,7 @@ pub enum Command {
     },
     /// A scenario's history: the compare outputs CI accumulated (JSON or record CSV), each gated metric over time, slow drift flagged; exit 1 when one moved the bad way.
     History(HistoryArgs),
-    /// Read another tool's per-request results (vLLM's `bench serve --save-result --save-detailed`) as bench runs, one a file, for `bench compare --against/--candidate` to judge.
+    /// Read another tool's per-request results (vLLM's `bench serve --save-result --save-detailed`, GuideLLM's JSON report) as bench runs, one a file, for `bench compare --against/--candidate` to judge.
     Import(ImportArgs),
     /// Merge the run directories of `bench run --shard I/N` into one run.
     Merge {

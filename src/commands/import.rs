@@ -1,7 +1,7 @@
 //! `bench import`: another tool's per-request results as bench runs, one a file, with the
 //! scenario their settings describe — for `bench compare` to judge.
 
-use crate::analysis::import::{import, Import, VLLM};
+use crate::analysis::import::{import, Import};
 use crate::cli::ImportArgs;
 use crate::error::BenchError;
 use crate::EXIT_OK;
@@ -22,9 +22,12 @@ pub fn run(args: &ImportArgs) -> Result<u8, BenchError> {
             c.ok,
             r.imported.as_ref().map_or("?", |i| i.file.as_str())
         );
+        if let Some(why) = crate::verdict::environment::client_bound(r) {
+            crate::say!("warning: {why}");
+        }
     }
     if let Some(i) = written.runs.first().and_then(|(_, r)| r.imported.as_ref()) {
-        crate::out!("how {VLLM}'s figures differ from bench's:");
+        crate::out!("how {}'s figures differ from bench's:", i.tool);
         for d in &i.differences {
             crate::out!("  - {d}");
         }

@@ -200,8 +200,18 @@ pub fn client_bound(run: &RunResult) -> Option<String> {
         .map_or(String::new(), |w| {
             format!("; its threads waited for a CPU {w:.0} % of the run")
         });
+    let (client, fix) = match &run.imported {
+        Some(i) => (
+            format!("{}'s client", i.tool),
+            "its own TTFT starts at its actual send and hides this; give it more CPU, fewer workers or a lower load",
+        ),
+        None => (
+            "the client".to_string(),
+            "lower the rate or concurrency, give bench more CPU, or run it on another machine",
+        ),
+    };
     Some(format!(
-        "run {} is invalid: the client sent its requests late — median send lag {:.1} ms, over 10 % of the median TTFT ({:.1} ms) and over 2 ms{wait} — so the client, not the server, set the pace, and the lag is inside every latency; lower the rate or concurrency, give bench more CPU, or run it on another machine",
+        "run {} is invalid: {client} sent its requests late — median send lag {:.1} ms, over 10 % of the median TTFT ({:.1} ms) and over 2 ms{wait} — so the client, not the server, set the pace, and the lag is inside every latency; {fix}",
         run.run_id, lag.p50, ttft.p50
     ))
 }

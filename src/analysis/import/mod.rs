@@ -8,20 +8,85 @@
 //! Provenance is kept, not smoothed over: each run names the tool, the file and its SHA-256,
 //! and every way the tool's figures are defined otherwise than bench's (a TTFT timed at the
 //! role-only chunk, latencies from the actual rather than the intended send); a figure the
-//! file does not hold is absent, not guessed. Formats: [`vllm`].
+//! file does not hold is absent, not guessed. Formats: [`vllm`] (`vllm bench serve --save-detailed`),
+//! [`guidellm`] (its JSON report).
 
+pub mod guidellm;
 pub mod vllm;
 
 use crate::engine::runner::{RunData, StreamStats};
 use crate::error::BenchError;
 use crate::metrics::summary::summarize;
+use crate::model::record::RequestRecord;
 use crate::model::result::{Imported, RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::model::scenario::{sha256_hex, Scenario};
+use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The tool whose files `bench import` reads.
+/// vLLM's benchmark client.
 pub const VLLM: &str = "vllm bench serve";
+/// GuideLLM's.
+pub const GUIDELLM: &str = "guidellm";
+
+/// How a benchmark's requests arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// A closed loop of this many users.
+    Closed(u64),
+    /// An open loop at `rate` requests a second (Poisson or evenly spaced), with at most
+    /// `cap` in flight.
+    Open {
+        rate: f64,
+        poisson: bool,
+        cap: Option<u64>,
+    },
+}
+
+/// A benchmark's settings: what must agree for files to be one benchmark's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub chat: bool,
+    pub load: Load,
+    pub requests: u64,
+    /// Mean prompt and output tokens (for the scenario's record only).
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Settings {
+    fn same_benchmark(&self, o: &Settings) -> bool {
+        self.chat == o.chat && self.load == o.load && self.requests == o.requests
+    }
+}
+
+/// One file, read by its tool's reader.
+pub struct Parsed {
+    pub tool: &'static str,
+    pub version: Option<String>,
+    pub settings: Settings,
+    /// Times in µs from the run's first intended send.
+    pub records: Vec<RequestRecord>,
+    /// Each successful request's inter-chunk gaps, µs (empty where the file holds none).
+    pub gaps: Vec<Vec<u64>>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub model: String,
+    pub differences: Vec<String>,
+}
+
+/// Reads a file in whichever format it is.
+fn parse(text: &str) -> Result<Parsed, BenchError> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        BenchError::usage(format!(
+            "not JSON ({e}); bench import reads {VLLM} --save-detailed and {GUIDELLM} JSON reports"
+        ))
+    })?;
+    if v.get("benchmarks").is_some() {
+        guidellm::parse(&v)
+    } else {
+        vllm::parse(text)
+    }
+}
 
 /// What to import.
 pub struct Import<'a> {
@@ -45,22 +110,17 @@ pub fn import(i: &Import) -> Result<Written, BenchError> {
     for f in i.files {
         let bytes = std::fs::read(f)
             .map_err(|e| BenchError::usage(format!("cannot read {}: {e}", f.display())))?;
-        let text = String::from_utf8_lossy(&bytes);
-        let d =
-            vllm::parse(&text).map_err(|e| BenchError::usage(format!("{}: {e}", f.display())))?;
-        parsed.push((f, sha256_hex(&bytes), d));
+        let p = parse(&String::from_utf8_lossy(&bytes))
+            .map_err(|e| BenchError::usage(format!("{}: {e}", f.display())))?;
+        parsed.push((f, sha256_hex(&bytes), p));
     }
     let Some((first_file, _, first)) = parsed.first() else {
         return Err(BenchError::usage("bench import: no file given"));
     };
-    for (f, _, d) in &parsed[1..] {
-        let same = d.backend == first.backend
-            && d.num_prompts == first.num_prompts
-            && d.request_rate == first.request_rate
-            && d.max_concurrency == first.max_concurrency;
-        if !same {
+    for (f, _, p) in &parsed[1..] {
+        if p.tool != first.tool || !p.settings.same_benchmark(&first.settings) {
             return Err(BenchError::usage(format!(
-                "{} is another benchmark than {} (backend, --num-prompts, --request-rate or --max-concurrency differ): import each benchmark on its own",
+                "{} is another benchmark than {} (tool, API, load or request count differ): import each benchmark on its own",
                 f.display(),
                 first_file.display()
             )));
@@ -72,10 +132,10 @@ pub fn import(i: &Import) -> Result<Written, BenchError> {
     std::fs::create_dir_all(i.out)
         .map_err(|e| BenchError::Runtime(format!("cannot create {}: {e}", i.out.display())))?;
     let mut runs = Vec::new();
-    for (n, (f, sha, d)) in parsed.iter().enumerate() {
+    for (n, (f, sha, p)) in parsed.into_iter().enumerate() {
         let dir = i.out.join(format!("rep{}", n + 1));
         crate::output::check_fresh(&dir)?;
-        let run = run_of(&scenario, &scenario_path, d, f, sha, &i.vars)?;
+        let run = run_of(&scenario, &scenario_path, p, f, &sha, &i.vars)?;
         crate::output::write_run_dir(&dir, &run)?;
         runs.push((dir, run));
     }
@@ -86,36 +146,32 @@ pub fn import(i: &Import) -> Result<Written, BenchError> {
     })
 }
 
-/// The scenario a vLLM benchmark's settings describe: its API, its prompt count and its
-/// arrivals (a closed loop of `--max-concurrency` users, or an open loop at the rate).
-fn scenario_text(name: &str, d: &vllm::Detailed, file: &Path) -> String {
-    let n = d.input_lens.len().max(1) as f64;
-    let mean = |v: &[u64]| (v.iter().sum::<u64>() as f64 / n).round().max(1.0) as u64;
-    let load = match (d.rate(), d.max_concurrency) {
-        (Some(r), cap) => format!(
-            "rate = {r}\narrival = \"poisson\"\nrequests = {}\nwarmup = 0\n{}",
-            d.num_prompts,
+/// The scenario a benchmark's settings describe: its API, its request count and its arrivals.
+fn scenario_text(name: &str, p: &Parsed, file: &Path) -> String {
+    let s = &p.settings;
+    let load = match &s.load {
+        Load::Open { rate, poisson, cap } => format!(
+            "rate = {rate}\narrival = \"{}\"\nrequests = {}\nwarmup = 0\n{}",
+            if *poisson { "poisson" } else { "uniform" },
+            s.requests,
             cap.map_or(String::new(), |c| format!("max_concurrency = {c}\n"))
         ),
-        (None, c) => format!(
-            "concurrency = {}\nrequests = {}\nwarmup = 0\n",
-            c.unwrap_or(d.num_prompts),
-            d.num_prompts
-        ),
+        Load::Closed(c) => format!("concurrency = {c}\nrequests = {}\nwarmup = 0\n", s.requests),
     };
     format!(
-        "# The benchmark `bench import` read from {} ({VLLM}): its settings, for `bench compare`\n\
+        "# The benchmark `bench import` read from {} ({}): its settings, for `bench compare`\n\
          # to judge imported runs by. The lengths are the first file's means, for the record.\n\
          name = \"{name}\"\n\
-         description = \"imported from {VLLM}: {} prompts, backend {}\"\n\
+         description = \"imported from {}: {} requests\"\n\
          api = \"{}\"\nseed = 0\n\n[request]\nignore_eos = false\n\n\
          [workload]\ntype = \"synthetic\"\ninput_tokens = {}\noutput_tokens = {}\n\n[load]\n{load}",
         file.display(),
-        d.num_prompts,
-        d.backend.replace(['"', '\\'], ""),
-        if d.chat() { "chat" } else { "completions" },
-        mean(&d.input_lens),
-        mean(&d.output_lens),
+        p.tool,
+        p.tool,
+        s.requests,
+        if s.chat { "chat" } else { "completions" },
+        s.input_tokens,
+        s.output_tokens,
     )
 }
 
@@ -123,24 +179,23 @@ fn scenario_text(name: &str, d: &vllm::Detailed, file: &Path) -> String {
 fn run_of(
     s: &Scenario,
     scenario_file: &Path,
-    d: &vllm::Detailed,
+    p: Parsed,
     file: &Path,
     sha: &str,
     vars: &BTreeMap<String, String>,
 ) -> Result<RunResult, BenchError> {
-    let (records, gaps) = d.records();
     let mut streams = StreamStats::default();
-    for g in gaps.iter().flatten() {
+    for g in p.gaps.iter().flatten() {
         streams.itl_us.saturating_record(*g);
     }
-    let peak_concurrency = crate::analysis::merge::peak_concurrency(&records);
+    let sent = p.records.len() as u64;
     let data = RunData {
-        records,
+        peak_concurrency: crate::analysis::merge::peak_concurrency(&p.records),
+        records: p.records,
         omitted: 0,
         streams,
-        planned: Some(d.num_prompts),
-        not_sent: d.num_prompts.saturating_sub(d.start_times.len() as u64),
-        peak_concurrency,
+        planned: Some(p.settings.requests),
+        not_sent: p.settings.requests.saturating_sub(sent),
         interrupted: false,
         failure: None,
         sessions: None,
@@ -148,26 +203,29 @@ fn run_of(
         wall: std::time::Duration::ZERO,
     };
     let (summary, hists) = summarize(&data, &s.slo, false);
-    let started_at = chrono::NaiveDateTime::parse_from_str(&d.date, "%Y%m%d-%H%M%S")
-        .map(|t| t.and_utc())
-        .or_else(|_| {
-            std::fs::metadata(file)
-                .and_then(|m| m.modified())
-                .map(chrono::DateTime::<chrono::Utc>::from)
-        })
-        .map_err(|e| {
+    let file_time =
+        || -> std::io::Result<DateTime<Utc>> { Ok(std::fs::metadata(file)?.modified()?.into()) };
+    let started_at = match p.started_at {
+        Some(t) => t,
+        None => file_time().map_err(|e| {
             BenchError::usage(format!(
-                "{}: no date, and no file time ({e})",
+                "{}: no start time, and no file time ({e})",
                 file.display()
             ))
-        })?;
+        })?,
+    };
     let last = data.records.iter().map(|r| r.end_us).max().unwrap_or(0);
-    let ended_at = started_at + chrono::Duration::microseconds(last as i64);
+    let windows = crate::metrics::windows::of_run(
+        &data.records,
+        None,
+        started_at,
+        crate::metrics::windows::WIDTH_S,
+    );
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {
-            name: VLLM.into(),
-            version: "unrecorded".into(),
+            name: p.tool.into(),
+            version: p.version.unwrap_or_else(|| "unrecorded".into()),
         },
         run_id: format!("{}-{}", s.name, stem(file)),
         scenario_name: s.name.clone(),
@@ -176,36 +234,32 @@ fn run_of(
         scenario: s.clone(),
         vars: vars.clone(),
         endpoint: String::new(),
-        model: d.model_id.clone(),
+        model: p.model,
         api: s.api,
         prompt_lengths: format!(
-            "as {VLLM}'s dataset made them (input_lens: the server's usage, else vLLM's tokenizer)"
+            "as {}'s dataset made them (prompt tokens as it counted them)",
+            p.tool
         ),
         prompt_salt: None,
         trace_reuse: None,
         started_at,
-        ended_at,
+        ended_at: started_at + chrono::Duration::microseconds(last as i64),
         complete: true,
         failure: None,
         summary,
         server_metrics: None,
         histograms: hists.encode()?,
-        windows: crate::metrics::windows::of_run(
-            &data.records,
-            None,
-            started_at,
-            crate::metrics::windows::WIDTH_S,
-        ),
+        windows,
         requests: data.records,
         requests_omitted: 0,
         shard: None,
         environment: None,
         quality: None,
         imported: Some(Imported {
-            tool: VLLM.into(),
+            tool: p.tool.into(),
             file: file.display().to_string(),
             sha256: sha.to_string(),
-            differences: d.differences(),
+            differences: p.differences,
         }),
     })
 }

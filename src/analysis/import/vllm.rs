@@ -23,46 +23,54 @@
 //!   imported scenario does not claim `ignore_eos`.
 //! * An error is kept with its text, counted as `server_error`.
 
+use super::{Load, Parsed, Settings, VLLM};
 use crate::error::BenchError;
 use crate::model::record::{Outcome, RequestRecord};
 use serde::Deserialize;
 
 /// The fields of the file bench reads (others are ignored).
 #[derive(Debug, Deserialize)]
-pub struct Detailed {
-    pub backend: String,
+struct Detailed {
+    backend: String,
     #[serde(default)]
-    pub model_id: String,
-    pub num_prompts: u64,
+    model_id: String,
+    num_prompts: u64,
     /// A number, or the string `"inf"`.
-    pub request_rate: serde_json::Value,
+    request_rate: serde_json::Value,
     #[serde(default)]
-    pub max_concurrency: Option<u64>,
+    max_concurrency: Option<u64>,
     #[serde(default)]
-    pub date: String,
-    pub start_times: Vec<f64>,
+    date: String,
+    /// Burstiness of the arrivals' gamma distribution: 1 is Poisson.
+    #[serde(default = "one")]
+    burstiness: f64,
+    start_times: Vec<f64>,
     #[serde(default)]
-    pub queue_times: Option<Vec<f64>>,
-    pub ttfts: Vec<f64>,
-    pub latencies: Vec<f64>,
-    pub itls: Vec<Vec<f64>>,
-    pub input_lens: Vec<u64>,
-    pub output_lens: Vec<u64>,
-    pub errors: Vec<String>,
+    queue_times: Option<Vec<f64>>,
+    ttfts: Vec<f64>,
+    latencies: Vec<f64>,
+    itls: Vec<Vec<f64>>,
+    input_lens: Vec<u64>,
+    output_lens: Vec<u64>,
+    errors: Vec<String>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Detailed {
     /// The open loop's rate, `None` for `inf`.
-    pub fn rate(&self) -> Option<f64> {
+    fn rate(&self) -> Option<f64> {
         self.request_rate.as_f64().filter(|r| r.is_finite())
     }
 
-    pub fn chat(&self) -> bool {
+    fn chat(&self) -> bool {
         self.backend.contains("chat")
     }
 
     /// The ways these figures are defined otherwise than bench's.
-    pub fn differences(&self) -> Vec<String> {
+    fn differences(&self) -> Vec<String> {
         let mut d = vec![
             match self.chat() {
                 true => "TTFT is vLLM's: send → the first data event with choices, on the chat API the role-only chunk before any token (bench times the first chunk with text); TPOT, (E2E − TTFT)/(output − 1), inherits it".to_string(),
@@ -78,7 +86,7 @@ impl Detailed {
     }
 
     /// Checks every per-request list holds one entry a request.
-    pub fn check(&self) -> Result<usize, String> {
+    fn check(&self) -> Result<usize, String> {
         let n = self.start_times.len();
         let lens = [
             ("ttfts", self.ttfts.len()),
@@ -101,7 +109,7 @@ impl Detailed {
 
     /// The records, with times in µs from the first send, and each successful request's
     /// inter-chunk gaps (µs).
-    pub fn records(&self) -> (Vec<RequestRecord>, Vec<Vec<u64>>) {
+    fn records(&self) -> (Vec<RequestRecord>, Vec<Vec<u64>>) {
         let us = |s: f64| (s.max(0.0) * 1e6).round() as u64;
         let t0 = self
             .start_times
@@ -165,13 +173,40 @@ impl Detailed {
     }
 }
 
-/// Reads a vLLM result, or says why it is not one.
-pub fn parse(text: &str) -> Result<Detailed, BenchError> {
+/// Reads a vLLM result as a run's records, or says why it is not one.
+pub fn parse(text: &str) -> Result<Parsed, BenchError> {
     let d: Detailed = serde_json::from_str(text).map_err(|e| {
         BenchError::usage(format!(
             "not a `vllm bench serve --save-result --save-detailed` result: {e}"
         ))
     })?;
     d.check().map_err(BenchError::usage)?;
-    Ok(d)
+    let n = d.input_lens.len().max(1) as f64;
+    let mean = |v: &[u64]| (v.iter().sum::<u64>() as f64 / n).round().max(1.0) as u64;
+    let (records, gaps) = d.records();
+    Ok(Parsed {
+        tool: VLLM,
+        version: None,
+        settings: Settings {
+            chat: d.chat(),
+            load: match (d.rate(), d.max_concurrency) {
+                (Some(rate), cap) => Load::Open {
+                    rate,
+                    poisson: d.burstiness == 1.0,
+                    cap,
+                },
+                (None, c) => Load::Closed(c.unwrap_or(d.num_prompts)),
+            },
+            requests: d.num_prompts,
+            input_tokens: mean(&d.input_lens),
+            output_tokens: mean(&d.output_lens),
+        },
+        records,
+        gaps,
+        started_at: chrono::NaiveDateTime::parse_from_str(&d.date, "%Y%m%d-%H%M%S")
+            .ok()
+            .map(|t| t.and_utc()),
+        model: d.model_id.clone(),
+        differences: d.differences(),
+    })
 }
