@@ -23,14 +23,15 @@ vllm=$(dirname "$py")/vllm
 work=$(mktemp -d)
 sims=()
 trap 'for p in "${sims[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
+# serve VAR [ARGS]: starts a simulator (in this shell, so that the trap stops it), its port in VAR.
 serve() {
-  local port; port=$(free_port)
+  local var=$1 port; shift; port=$(free_port)
   "$BENCH" sim --listen "127.0.0.1:$port" "$@" >"$work/sim-$port.log" 2>&1 &
   sims+=($!)
   for _ in $(seq 1 50); do curl -fsS "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1 && break; sleep 0.2; done
-  echo "$port"
+  printf -v "$var" '%s' "$port"
 }
-fast=$(serve); slow=$(serve --opt bw_eff=0.615)
+serve fast; serve slow --opt bw_eff=0.615
 # vllm bench serve PORT NAME: one benchmark, saved with every request's timings.
 vbench() {
   timeout 600 "$vllm" bench serve --backend openai-chat --base-url "http://127.0.0.1:$1" \
@@ -68,7 +69,7 @@ if ! [ -x "$gdir/bin/guidellm" ]; then
     || { tail -3 "$work/guidellm-install.txt"; rm -rf "$gdir"; }
 fi
 if [ -x "$gdir/bin/guidellm" ]; then
-  gfast=$(serve --opt header_delay_ms=300); gslow=$(serve --opt header_delay_ms=300 --opt bw_eff=0.615)
+  serve gfast --opt header_delay_ms=300; serve gslow --opt header_delay_ms=300 --opt bw_eff=0.615
   gbench() {
     timeout 600 "$gdir/bin/guidellm" run --backend "kind=openai_http,target=http://127.0.0.1:$1,model=bench-sim" \
       --profile kind=concurrent,streams=4 --constraint kind=max_requests,count=20 \
