@@ -20,7 +20,8 @@ wheels=$root/target/wheels
 if ! ls "$wheels"/llm_bench_gate-*.whl >/dev/null 2>&1; then
   python3 -m pip wheel --quiet --no-deps -w "$wheels" . || { echo "init e2e: error: could not build the wheel" >&2; exit 2; }
 fi
-export PIP_NO_INDEX=1 PIP_FIND_LINKS=$wheels PIP_DISABLE_PIP_VERSION_CHECK=1
+# Only bench comes from the wheel; the engines' scripts keep reaching the index.
+local_wheel=(PIP_NO_INDEX=1 "PIP_FIND_LINKS=$wheels" PIP_DISABLE_PIP_VERSION_CHECK=1)
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do bash "$root/ci/engines/llama-server.sh" stop "$p"; done; rm -rf "$work"; }
@@ -33,7 +34,7 @@ workflow() {
   mkdir -p "$repo/.runner"
   : >"$repo/.runner/path"; : >"$repo/.runner/summary"
   python3 "$root/ci/workflow-steps.py" "$repo/.github/workflows/bench-gate.yml" >"$repo/.runner/job.sh" || { echo 2; return; }
-  (cd "$repo" && env RUNNER_TEMP="$repo/.runner" GITHUB_PATH="$repo/.runner/path" \
+  (cd "$repo" && env "${local_wheel[@]}" RUNNER_TEMP="$repo/.runner" GITHUB_PATH="$repo/.runner/path" \
     GITHUB_STEP_SUMMARY="$repo/.runner/summary" "$@" bash .runner/job.sh) >"$log" 2>&1
   echo $?
 }
@@ -53,7 +54,7 @@ gate_checks() {
 # The simulator.
 repo=$work/sim; mkdir -p "$repo"; git -C "$repo" init -q
 bench=$work/bench-venv
-python3 -m venv "$bench" && "$bench/bin/pip" install --quiet llm-bench-gate || exit 2
+python3 -m venv "$bench" && env "${local_wheel[@]}" "$bench/bin/pip" install --quiet llm-bench-gate || exit 2
 (cd "$repo" && "$bench/bin/bench" init --requests 20 --concurrency 4 --input-tokens 64 --output-tokens 32) >"$work/sim-init.txt" 2>&1
 init_rc=$?; cat "$work/sim-init.txt"
 aa=$(workflow "$repo" "$work/sim-aa.txt" BENCH_COMPARE_ARGS="--alpha 0.001"); cat "$work/sim-aa.txt"
