@@ -3,24 +3,15 @@
 //! `bench compare`: an A/A passes, the slowed server fails; every figure comes from the file,
 //! its definitions named; a file that is not one is refused, naming it.
 
+mod common;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/vllm/{name}.json"))
 }
 
 fn bench(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.code(), text)
+    common::text_of(common::bench_ci().args(args))
 }
 
 fn import(out: &Path, files: &[&str]) -> (Option<i32>, String) {

@@ -3,20 +3,11 @@
 //! — the written workflow's steps, an A/A and a regression, on the simulator and on
 //! llama-server — is ci/init-e2e.sh's, in CI.
 
+mod common;
 use std::process::Command;
 
 fn bench(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.code(), text)
+    common::text_of(common::bench_ci().args(args).current_dir(dir))
 }
 
 #[test]

@@ -52,7 +52,12 @@ pub fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 /// `bench ARGS…` run to its end (`CI` set, so no progress bar): its exit code, and its stdout
 /// and stderr as one text.
 pub fn bench_text(args: &[&str]) -> (Option<i32>, String) {
-    let o = bench().args(args).env("CI", "1").output().unwrap();
+    text_of(bench_ci().args(args))
+}
+
+/// A command run to its end: its exit code, and its stdout and stderr as one text.
+pub fn text_of(c: &mut std::process::Command) -> (Option<i32>, String) {
+    let o = c.output().unwrap();
     let t = format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
