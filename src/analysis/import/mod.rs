@@ -129,8 +129,6 @@ pub fn import(i: &Import) -> Result<Written, BenchError> {
     let scenario_path = i.out.join("scenario.toml");
     let text = scenario_text(i.name, first, first_file);
     let scenario = crate::config::scenario::parse(&text, &scenario_path)?;
-    std::fs::create_dir_all(i.out)
-        .map_err(|e| BenchError::Runtime(format!("cannot create {}: {e}", i.out.display())))?;
     let mut runs = Vec::new();
     for (n, (f, sha, p)) in parsed.into_iter().enumerate() {
         let dir = i.out.join(format!("rep{}", n + 1));

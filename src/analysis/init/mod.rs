@@ -250,12 +250,8 @@ pub fn findings(b: &Baseline) -> Vec<String> {
     out
 }
 
-/// Writes `text` to `path` atomically (creating its folder), executable when `exec`.
+/// Writes `text` to `path` atomically (its folders made on the way), executable when `exec`.
 fn write(path: &Path, text: &str, exec: bool) -> Result<(), BenchError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| BenchError::Runtime(format!("cannot create {}: {e}", dir.display())))?;
-    }
     crate::output::write_atomic(path, text.as_bytes())?;
     if exec {
         use std::os::unix::fs::PermissionsExt;
