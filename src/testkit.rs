@@ -39,6 +39,8 @@ pub fn record(index: u64, outcome: Outcome) -> RequestRecord {
         content_chunks: 10,
         preamble_chunks: 0,
         first_event_us: None,
+        cached_tokens: None,
+        server: None,
         stream: Default::default(),
         finish_reason: Some("length".into()),
         error: None,

@@ -100,7 +100,7 @@ fn summary_only(run: &RunResult, need_ok: bool, p: &mut Vec<String>) {
     }
     for m in Latency::GATED.into_iter().filter(|m| stored_for(run, *m)) {
         let Some(text) = run.histograms.get(m.hist_key()) else {
-            if c.ok > 0 && m != Latency::Tpot && !m.reasoning_only() {
+            if c.ok > 0 && !m.partial() {
                 p.push(format!("has no `{}` histogram", m.hist_key()));
             }
             continue;
@@ -116,7 +116,7 @@ fn summary_only(run: &RunResult, need_ok: bool, p: &mut Vec<String>) {
             }
         };
         // TPOT needs two tokens, TTFO an answer: fewer values than requests is no fault.
-        if m != Latency::Tpot && !m.reasoning_only() && h.len() != c.ok {
+        if !m.partial() && h.len() != c.ok {
             p.push(format!(
                 "has a `{}` histogram of {} values but {} successful requests",
                 m.hist_key(),
@@ -264,9 +264,11 @@ fn histograms(run: &RunResult, p: &mut Vec<String>) {
 }
 
 /// Whether a run stores a histogram of `m`: TTFO and the answer's TPOT only when its streams
-/// carried reasoning (without any they are TTFT and TPOT, not stored twice).
+/// carried reasoning (without any they are TTFT and TPOT, not stored twice), the server's
+/// prefill and the rest of TTFT only when its replies carried the server's clock.
 fn stored_for(run: &RunResult, m: Latency) -> bool {
-    !m.reasoning_only() || run.summary.tokens.reasoning.is_some()
+    (!m.reasoning_only() || run.summary.tokens.reasoning.is_some())
+        && (!m.server_reported() || run.summary.server_clock.is_some())
 }
 
 #[cfg(test)]

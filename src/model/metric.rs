@@ -35,11 +35,15 @@ pub enum Latency {
     SendLag,
     /// Waiting for a `max_concurrency` slot.
     Queue,
+    /// The server's own prefill time for the request, as its reply reported it.
+    Prefill,
+    /// TTFT − the server's prefill: its queue, the network and the client.
+    TtftRest,
 }
 
 impl Latency {
     /// In the order reports show them.
-    pub const ALL: [Latency; 9] = [
+    pub const ALL: [Latency; 11] = [
         Latency::Ttft,
         Latency::Tpot,
         Latency::Itl,
@@ -47,24 +51,41 @@ impl Latency {
         Latency::E2e,
         Latency::Ttfo,
         Latency::AnswerTpot,
+        Latency::Prefill,
+        Latency::TtftRest,
         Latency::SendLag,
         Latency::Queue,
     ];
 
     /// The latencies the gate can judge: they have one value per request, so requests are
     /// the unit a bootstrap resamples. (ITL gaps of one stream are not independent.)
-    pub const GATED: [Latency; 5] = [
+    pub const GATED: [Latency; 7] = [
         Latency::Ttft,
         Latency::Tpot,
         Latency::E2e,
         Latency::Ttfo,
         Latency::AnswerTpot,
+        Latency::Prefill,
+        Latency::TtftRest,
     ];
 
     /// Reported only for a run whose streams carried reasoning: without any, TTFO is TTFT
     /// and the answer's TPOT is TPOT.
     pub fn reasoning_only(self) -> bool {
         matches!(self, Latency::Ttfo | Latency::AnswerTpot)
+    }
+
+    /// Read from the server's own clock on its reply: reported only for a run whose replies
+    /// carried one.
+    pub fn server_reported(self) -> bool {
+        matches!(self, Latency::Prefill | Latency::TtftRest)
+    }
+
+    /// Some successful requests may have no value (one output token has no TPOT, a reply
+    /// without the server's clock no prefill), so a histogram may hold fewer values than
+    /// there were successful requests.
+    pub fn partial(self) -> bool {
+        self == Latency::Tpot || self.reasoning_only() || self.server_reported()
     }
 
     /// One value per gap of a stream, not per request: kept as a run-level histogram.
@@ -83,6 +104,8 @@ impl Latency {
             Latency::E2e => "e2e",
             Latency::SendLag => "send_lag",
             Latency::Queue => "queue",
+            Latency::Prefill => "prefill",
+            Latency::TtftRest => "ttft_rest",
         }
     }
 
@@ -98,6 +121,8 @@ impl Latency {
             Latency::E2e => "e2e_us",
             Latency::SendLag => "send_lag_us",
             Latency::Queue => "queue_us",
+            Latency::Prefill => "prefill_us",
+            Latency::TtftRest => "ttft_rest_us",
         }
     }
 
@@ -118,6 +143,12 @@ impl Latency {
             Latency::E2e => "intended send → last chunk with generated text",
             Latency::SendLag => "actual send − intended send − queue (client lateness)",
             Latency::Queue => "wait for a max_concurrency slot",
+            Latency::Prefill => {
+                "server's own prefill time from its reply (llama.cpp timings.prompt_ms, vLLM metrics.time_to_first_token_ms)"
+            }
+            Latency::TtftRest => {
+                "ttft − server prefill: server queue + network + client, replies with the server's clock"
+            }
         }
     }
 

@@ -166,6 +166,41 @@ impl ChunkTokens {
     }
 }
 
+/// Whose per-request clock a reply carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockSource {
+    /// llama.cpp's `timings` (`prompt_ms`, `predicted_ms`).
+    LlamaCpp,
+    /// vLLM's `metrics` (`queue_time_ms`, `time_to_first_token_ms`, `generation_time_ms`).
+    Vllm,
+}
+
+impl ClockSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockSource::LlamaCpp => "llama.cpp timings",
+            ClockSource::Vllm => "vLLM metrics",
+        }
+    }
+}
+
+/// The server's own account of one request's time, µs, as its reply reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerClock {
+    pub source: ClockSource,
+    /// Waiting to be scheduled (vLLM `queue_time_ms`; llama.cpp does not report it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_us: Option<u64>,
+    /// Prefill: the server's start on the request → its first token (llama.cpp
+    /// `prompt_ms`, vLLM `time_to_first_token_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_us: Option<u64>,
+    /// First → last token (llama.cpp `predicted_ms`, vLLM `generation_time_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_us: Option<u64>,
+}
+
 /// One request, as stored in `run.json` and `requests.csv`. Times are µs from the run start;
 /// latencies are µs from the intended send.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,6 +262,13 @@ pub struct RequestRecord {
     /// Intended send → first data event of any kind (role-only included).
     #[serde(default)]
     pub first_event_us: Option<u64>,
+    /// Prompt tokens the server's prefix cache served (`usage.prompt_tokens_details.cached_tokens`,
+    /// else llama.cpp's `timings.cache_n`); absent when the reply did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// The server's own clock for this request, when its reply carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerClock>,
     /// What reasoning, or several tokens a chunk, added to the stream; absent when neither.
     #[serde(default, skip_serializing_if = "StreamDetail::is_plain")]
     pub stream: StreamDetail,

@@ -192,6 +192,39 @@ pub struct Tokens {
     /// Tokens a chunk; absent when every chunk carried one token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunks: Option<ChunkSummary>,
+    /// The prompt tokens the server's prefix cache served, as the replies said; absent when
+    /// none said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<CachedPrompt>,
+}
+
+/// This run's own prefix-cache hit rate, summed from the replies of its successful measured
+/// requests that reported their cached prompt tokens (`usage.prompt_tokens_details.cached_tokens`,
+/// else llama.cpp's `timings.cache_n`) and their prompt tokens: exact for this run, whatever
+/// the server served before it, unlike a rate from cumulative Prometheus counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachedPrompt {
+    /// Requests whose reply reported both counts.
+    pub requests: u64,
+    /// Σ cached prompt tokens.
+    pub cached_tokens: u64,
+    /// Σ `usage.prompt_tokens` of the same requests.
+    pub prompt_tokens: u64,
+    /// cached_tokens / prompt_tokens (0–1).
+    pub hit_rate: f64,
+}
+
+/// How many replies carried the server's own per-request clock (the `prefill` and
+/// `ttft_rest` latencies are read from it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerClockSummary {
+    /// Where it came from (`llama.cpp timings`, `vLLM metrics`).
+    pub source: String,
+    /// Successful measured requests whose reply carried a prefill time.
+    pub requests: u64,
+    /// Of those, how many reported a prefill longer than the TTFT measured here: the two
+    /// clocks disagree, and those requests have no `ttft_rest`.
+    pub prefill_over_ttft: u64,
 }
 
 /// How many chunks of a stream carried 1, 2, … tokens; the last bucket is
@@ -300,6 +333,9 @@ pub struct Summary {
     /// cache shows); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turns: Vec<TurnSummary>,
+    /// The server's own per-request clock, when its replies carried one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_clock: Option<ServerClockSummary>,
 }
 
 impl Summary {

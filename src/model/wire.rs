@@ -34,6 +34,47 @@ pub struct Usage {
     /// completion tokens were reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_tokens_details: Option<CompletionDetails>,
+    /// `prompt_tokens_details` (OpenAI, vLLM, llama.cpp): how many of the prompt tokens the
+    /// server's prefix cache served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+}
+
+/// llama.cpp's `timings`, on the last chunk of a stream (and on a whole reply): the server's
+/// own clock for one request, in ms. `prompt_ms` times the prompt tokens it computed
+/// (`prompt_n`; `cache_n` more came from its cache), from the slot's start to the first token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlamaTimings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_ms: Option<f64>,
+}
+
+/// vLLM's per-request `metrics` (`--enable-per-request-metrics`), on a stream's usage chunk:
+/// `queue_time_ms` waiting to be scheduled, `time_to_first_token_ms` scheduled → first token,
+/// `generation_time_ms` first → last token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplyMetrics {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_time_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_time_ms: Option<f64>,
 }
 
 /// `usage.completion_tokens_details`.
@@ -63,6 +104,12 @@ impl Usage {
                     .reasoning_tokens
                     .filter(|r| completion.is_some_and(|c| *r <= c)),
             }),
+            // More cached tokens than prompt tokens is as absurd.
+            prompt_tokens_details: self.prompt_tokens_details.map(|d| PromptDetails {
+                cached_tokens: d
+                    .cached_tokens
+                    .filter(|c| ok(self.prompt_tokens).is_some_and(|p| *c <= p)),
+            }),
         };
         let rejected = vetted.prompt_tokens != self.prompt_tokens
             || vetted.completion_tokens != self.completion_tokens;
@@ -75,7 +122,13 @@ impl Usage {
             completion_tokens: Some(completion),
             total_tokens: Some(prompt.saturating_add(completion)),
             completion_tokens_details: None,
+            prompt_tokens_details: None,
         }
+    }
+
+    /// The prompt tokens the server's cache served, if it said.
+    pub fn cached_tokens(&self) -> Option<u64> {
+        self.prompt_tokens_details.and_then(|d| d.cached_tokens)
     }
 
     /// The reasoning tokens the server counted, if it said.
@@ -101,6 +154,12 @@ pub struct Chunk<'a> {
     pub choices: Vec<Choice<'a>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// llama.cpp's per-request clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<LlamaTimings>,
+    /// vLLM's per-request clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<ReplyMetrics>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,7 @@
 //! The server's figures as one line of text, for the run table and the reports.
 
 use crate::model::server::{Coverage, ServerMetrics};
+use crate::model::summary::Summary;
 
 /// A server-histogram quantile in ms: "12.5 ms", or what its bucket bounds ("≤ 300 ms",
 /// "100–1000 ms") when the bucket is wider than the value (see `metrics::server`).
@@ -14,6 +15,37 @@ pub fn quantile(m: &ServerMetrics, field: &str, v_s: f64) -> String {
         ),
         None => format!("{:.1} ms", v_s * 1e3),
     }
+}
+
+/// What the replies themselves said of the server, as one line: this run's own prefix-cache
+/// hit rate and whose per-request clock the prefill figures come from; `None` when they said
+/// neither.
+pub fn replies(s: &Summary) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(c) = &s.tokens.cached {
+        parts.push(format!(
+            "this run's prefix hit rate {:.1} % ({} of {} prompt tokens cached, summed from {} replies)",
+            c.hit_rate * 100.0,
+            c.cached_tokens,
+            c.prompt_tokens,
+            c.requests
+        ));
+    }
+    if let Some(k) = &s.server_clock {
+        let over = if k.prefill_over_ttft > 0 {
+            format!(
+                "; {} reported a prefill longer than the TTFT measured here and have no ttft_rest",
+                k.prefill_over_ttft
+            )
+        } else {
+            String::new()
+        };
+        parts.push(format!(
+            "server's own clock ({}) on {} replies: prefill and ttft_rest below{over}",
+            k.source, k.requests
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("replies: {}", parts.join("; ")))
 }
 
 /// One line for reports: "prefix hit rate 61 %, acceptance 0.71, preemptions 0, …".

@@ -178,6 +178,9 @@ fn figures(o: &mut String, run: &RunResult) {
             r.ideal_hit_rate * 100.0
         );
     }
+    if let Some(line) = super::server::replies(&run.summary) {
+        let _ = writeln!(o, "  {line}");
+    }
     if let Some(m) = &run.server_metrics {
         let engine = m.engine.as_deref().unwrap_or("?");
         let text = super::server::describe(m);

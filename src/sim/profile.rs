@@ -144,6 +144,10 @@ pub struct SimOptions {
     pub fault_disconnect: f64,
     pub fault_malformed: f64,
     pub header_delay_ms: f64,
+    /// The server's own per-request clock on each reply: `none`, `llama.cpp` (`timings` on
+    /// the last chunk) or `vllm` (`metrics` on the usage chunk, as with
+    /// `--enable-per-request-metrics`); with either, usage says the cached prompt tokens.
+    pub reply_clock: String,
 }
 
 const PROFILES: &[&str] = &["small-gpu", "l4-8b", "h100-8b", "h100-70b"];
@@ -206,6 +210,7 @@ impl SimOptions {
             fault_disconnect: 0.0,
             fault_malformed: 0.0,
             header_delay_ms: 0.0,
+            reply_clock: "none".into(),
         })
     }
 
@@ -278,6 +283,16 @@ impl SimOptions {
             "fault_disconnect" => self.fault_disconnect = p.rate()?,
             "fault_malformed" => self.fault_malformed = p.rate()?,
             "header_delay_ms" => self.header_delay_ms = p.ms()?,
+            "reply_clock" => {
+                self.reply_clock = match v {
+                    "none" | "llama.cpp" | "vllm" => v.to_string(),
+                    _ => {
+                        return Err(format!(
+                            "`reply_clock` is `none`, `llama.cpp` or `vllm` (got `{v}`)"
+                        ))
+                    }
+                }
+            }
             other => {
                 let keys: Vec<String> = self.entries().into_iter().map(|(k, _)| k).collect();
                 return Err(format!(

@@ -561,6 +561,8 @@ pub fn fake_record(
         content_chunks: f.output_tokens as u32,
         preamble_chunks: 0,
         first_event_us: f.tokens.map(|(first, _)| since(first)),
+        cached_tokens: None,
+        server: None,
         stream: Default::default(),
         finish_reason: None,
         error: None,

@@ -167,6 +167,8 @@ fn record(i: u64, r: &Value, outcome: Outcome, t0: f64) -> Result<RequestRecord,
         content_chunks: if ok { chunks } else { 0 },
         preamble_chunks: 0,
         first_event_us: from_intended("first_request_iteration"),
+        cached_tokens: None,
+        server: None,
         stream: Default::default(),
         finish_reason: None,
         error: r["info"]["error"]

@@ -163,6 +163,8 @@ impl Detailed {
                     content_chunks: if ok { self.itls[i].len() as u32 + 1 } else { 0 },
                     preamble_chunks: 0,
                     first_event_us: ok.then_some(queue + ttft),
+                    cached_tokens: None,
+                    server: None,
                     stream: Default::default(),
                     finish_reason: None,
                     error: (!ok).then(|| self.errors[i].chars().take(300).collect()),

@@ -7,6 +7,7 @@
 //! not on the first byte the server sends. Reasoning text (`reasoning_content`, `reasoning`)
 //! is generated text too, but not answer: TTFO is timed on the first answer text.
 
+use crate::model::record::{ClockSource, ServerClock};
 use crate::model::scenario::{Api, RequestParams};
 use crate::model::wire::{Chunk, Request, StreamOptions, Usage};
 use crate::plan::prompts::{Prompt, RequestSpec};
@@ -69,6 +70,37 @@ pub struct ChunkInfo {
     pub finish_reason: Option<String>,
     /// An error reported inside the stream.
     pub error: Option<String>,
+    /// The server's own clock for the request (llama.cpp `timings`, vLLM `metrics`).
+    pub server: Option<ServerClock>,
+    /// llama.cpp's `timings.cache_n`: prompt tokens its cache served.
+    pub cache_n: Option<u64>,
+}
+
+/// A reply's server clock: llama.cpp's `timings` or vLLM's `metrics`, ms → µs. `None` when
+/// neither is there or neither carries a time (vLLM writes nulls it could not measure).
+fn server_clock(c: &Chunk) -> Option<ServerClock> {
+    let us = |ms: Option<f64>| {
+        ms.filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| (v * 1000.0).round() as u64)
+    };
+    let clock = if let Some(t) = c.timings {
+        ServerClock {
+            source: ClockSource::LlamaCpp,
+            queue_us: None,
+            prefill_us: us(t.prompt_ms),
+            decode_us: us(t.predicted_ms),
+        }
+    } else {
+        let m = c.metrics?;
+        ServerClock {
+            source: ClockSource::Vllm,
+            queue_us: us(m.queue_time_ms),
+            prefill_us: us(m.time_to_first_token_ms),
+            decode_us: us(m.generation_time_ms),
+        }
+    };
+    (clock.queue_us.is_some() || clock.prefill_us.is_some() || clock.decode_us.is_some())
+        .then_some(clock)
 }
 
 /// Interprets one JSON payload (`Err`: not a JSON object we can read), also appending the chunk's reply text (chat `content`, or completions
@@ -86,6 +118,8 @@ pub fn interpret_into(
     })?;
     let mut info = ChunkInfo {
         usage: c.usage,
+        server: server_clock(&c),
+        cache_n: c.timings.and_then(|t| t.cache_n),
         ..Default::default()
     };
     if let Some(e) = &c.error {

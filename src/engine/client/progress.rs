@@ -14,7 +14,7 @@ use super::chunk_text::{ChunkText, Counted};
 use super::openai::interpret_into;
 use super::sse::SseEvent;
 use crate::engine::runner::{Gaps, TokensPerChunk};
-use crate::model::record::{ChunkTokens, Outcome, StreamDetail};
+use crate::model::record::{ChunkTokens, Outcome, ServerClock, StreamDetail};
 use crate::model::wire::Usage;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +36,9 @@ pub(super) struct Progress {
     pub(super) itl_us: Gaps,
     pub(super) chunks: u32,
     pub(super) usage: Option<Usage>,
+    /// The last server clock and cache count a chunk carried.
+    pub(super) server: Option<ServerClock>,
+    pub(super) cache_n: Option<u64>,
     pub(super) finish_reason: Option<String>,
     pub(super) done: bool,
     /// The reply's text, kept only when a later conversation turn needs it.
@@ -150,6 +153,12 @@ impl Progress {
             }
             if info.usage.is_some() {
                 self.usage = info.usage;
+            }
+            if info.server.is_some() {
+                self.server = info.server;
+            }
+            if info.cache_n.is_some() {
+                self.cache_n = info.cache_n;
             }
             if info.finish_reason.is_some() {
                 self.finish_reason = info.finish_reason;

@@ -333,6 +333,10 @@ impl HttpSender {
             content_chunks: p.chunks,
             preamble_chunks: p.preamble,
             first_event_us: p.first_event.map(since),
+            cached_tokens: usage.and_then(|u| u.cached_tokens()).or(p
+                .cache_n
+                .filter(|n| *n <= crate::model::wire::USAGE_TOKENS_MAX)),
+            server: p.server,
             stream,
             finish_reason: p.finish_reason,
             // Redacted before it is cut, so a cut inside the key cannot leave a prefix of it.

@@ -7,7 +7,7 @@ use super::{counts_for, meets_slo, per_request_us, Histograms};
 use crate::metrics::quantile::Sample;
 use crate::model::hist::{new_histogram, record_us};
 use crate::model::metric::Latency;
-use crate::model::record::{ChunkTokens, Outcome, RequestRecord};
+use crate::model::record::{ChunkTokens, ClockSource, Outcome, RequestRecord};
 use crate::model::scenario::Slo;
 use crate::model::summary::*;
 use hdrhistogram::Histogram;
@@ -68,6 +68,10 @@ pub struct Accumulator {
     chunks_reported: u64,
     chunks_estimated: u64,
     chunks_counted: u64,
+    /// (requests, Σ cached, Σ prompt) over replies that reported both.
+    cached: (u64, u64, u64),
+    /// (requests with a server prefill, of those longer than TTFT, the source).
+    clock: (u64, u64, Option<ClockSource>),
 }
 
 /// One turn index's figures under construction.
@@ -166,6 +170,8 @@ impl Accumulator {
             chunks_reported: 0,
             chunks_estimated: 0,
             chunks_counted: 0,
+            cached: (0, 0, 0),
+            clock: (0, 0, None),
         }
     }
 
@@ -233,6 +239,18 @@ impl Accumulator {
                 .tokens
                 .saturating_add(d.reasoning_tokens.unwrap_or(0));
         }
+        if let (Some(c), Some(p)) = (r.cached_tokens, r.prompt_tokens) {
+            let (n, cached, prompt) = &mut self.cached;
+            *n += 1;
+            *cached = cached.saturating_add(c);
+            *prompt = prompt.saturating_add(p);
+        }
+        if let Some(s) = r.server.filter(|s| s.prefill_us.is_some()) {
+            let (n, over, source) = &mut self.clock;
+            *n += 1;
+            *over += (per_request_us(r, Latency::TtftRest).is_none()) as u64;
+            *source = Some(source.map_or(s.source, |was| was.max(s.source)));
+        }
         self.chunks += r.content_chunks as u64;
         match d.chunk_tokens {
             ChunkTokens::One => {}
@@ -281,14 +299,14 @@ impl Accumulator {
         if chunks.is_some() {
             h.insert(Latency::ItlToken, run.streams.per_token().clone());
         }
-        if reasoning.is_none() {
-            h.retain(|m, _| !m.reasoning_only());
-        }
+        let clocked = self.clock.0 > 0;
+        let keep = |m: &Latency| {
+            (reasoning.is_some() || !m.reasoning_only()) && (clocked || !m.server_reported())
+        };
+        h.retain(|m, _| keep(m));
         let mut turn_accs = self.turns;
-        if reasoning.is_none() {
-            for a in turn_accs.values_mut() {
-                a.hists.retain(|m, _| !m.reasoning_only());
-            }
+        for a in turn_accs.values_mut() {
+            a.hists.retain(|m, _| keep(m));
         }
         let sent = self.records - self.warmup;
         let textless = Sample::from_hist(&self.textless);
@@ -322,6 +340,15 @@ impl Accumulator {
             output_len_mismatch: self.mismatch,
             reasoning,
             chunks,
+            cached: {
+                let (requests, cached_tokens, prompt_tokens) = self.cached;
+                (requests > 0 && prompt_tokens > 0).then(|| CachedPrompt {
+                    requests,
+                    cached_tokens,
+                    prompt_tokens,
+                    hit_rate: cached_tokens as f64 / prompt_tokens as f64,
+                })
+            },
         };
         let start = self.start.unwrap_or(0);
         let end = self.end.unwrap_or(start);
@@ -356,6 +383,11 @@ impl Accumulator {
                 throughput,
                 latency,
                 turns,
+                server_clock: self.clock.2.map(|s| ServerClockSummary {
+                    source: s.name().to_string(),
+                    requests: self.clock.0,
+                    prefill_over_ttft: self.clock.1,
+                }),
             },
             Histograms {
                 by_metric: h,

@@ -72,6 +72,10 @@ pub fn per_request_us(r: &RequestRecord, m: Latency) -> Option<u64> {
             r.stream.answer_tpot_us.map(|t| t.round() as u64)
         }
         Latency::AnswerTpot => r.tpot_us.map(|t| t.round() as u64),
+        Latency::Prefill => r.server.and_then(|s| s.prefill_us),
+        // A prefill longer than the TTFT timed here (clocks that disagree) has no rest; the
+        // summary counts such requests (`server_clock.prefill_over_ttft`).
+        Latency::TtftRest => r.ttft_us?.checked_sub(r.server?.prefill_us?),
         Latency::Itl | Latency::ItlToken => None,
     }
 }

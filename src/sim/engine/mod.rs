@@ -56,6 +56,8 @@ struct Seq {
     arrival: f64,
     admitted_at: Option<f64>,
     first_token_at: Option<f64>,
+    /// Prompt tokens the prefix cache served at the first admission.
+    cached: u32,
 }
 
 impl Seq {
@@ -74,6 +76,20 @@ pub struct Emit {
     pub tokens: u32,
     pub first: bool,
     pub finished: bool,
+    /// With the first tokens: when the request was first scheduled — what a server reports
+    /// as its own clock.
+    pub admitted: Option<Admitted>,
+}
+
+/// A request's first scheduling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Admitted {
+    /// When (engine clock, s).
+    pub at: f64,
+    /// Waiting since its arrival, s.
+    pub queued_s: f64,
+    /// Prompt tokens its prefix cache served.
+    pub cached: u32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -209,6 +225,7 @@ impl Engine {
             arrival: r.arrival,
             admitted_at: None,
             first_token_at: None,
+            cached: 0,
         });
         Ok(())
     }
@@ -306,6 +323,7 @@ impl Engine {
         if s.generated == 0 && s.admitted_at.is_none() {
             self.counters.prefix_queries += s.prompt_len as u64;
             self.counters.prefix_hits += start as u64;
+            s.cached = start;
         }
         self.kv.acquire(&s.hashes[..hit_blocks]);
         s.cached_held = hit_blocks;
@@ -500,6 +518,11 @@ impl Engine {
                     tokens: emitted,
                     first,
                     finished: s.generated >= s.output_tokens,
+                    admitted: first.then_some(s.admitted_at).flatten().map(|a| Admitted {
+                        at: a,
+                        queued_s: (a - s.arrival).max(0.0),
+                        cached: s.cached,
+                    }),
                 });
             }
         }

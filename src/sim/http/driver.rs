@@ -24,6 +24,19 @@ pub(super) struct Ev {
     pub finished: bool,
     /// When the tokens were handed over.
     pub at: Instant,
+    /// With the first tokens: the server's own clock for the request.
+    pub clock: Option<FirstClock>,
+}
+
+/// The request's time in the engine up to its first token, as a server reports it: queued
+/// from its arrival to its first scheduling (engine clock), prefill from then to the first
+/// token's hand-over (wall clock, so a late step shows in it as in a real server's), and the
+/// prompt tokens its prefix cache served.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FirstClock {
+    pub queue: Duration,
+    pub prefill: Duration,
+    pub cached: u32,
 }
 
 /// What handlers ask of the engine.
@@ -131,6 +144,14 @@ pub(super) async fn drive(
                         tokens: e.tokens,
                         finished: e.finished,
                         at,
+                        clock: e.admitted.map(|a| {
+                            let secs = |s: f64| Duration::try_from_secs_f64(s).unwrap_or_default();
+                            FirstClock {
+                                queue: secs(a.queued_s),
+                                prefill: at.saturating_duration_since(epoch + secs(a.at)),
+                                cached: a.cached,
+                            }
+                        }),
                     })
                     .is_err(),
                 None => true,

@@ -4,7 +4,7 @@
 //! chunks first for a reasoning model, a speculative step's tokens in one chunk, the
 //! cumulative usage on each when asked — the finish chunk, usage, `[DONE]`) or as one body.
 
-use super::driver::Cmd;
+use super::driver::{Cmd, FirstClock};
 use super::{error, AppState};
 use crate::model::text::{stream_rng, vocab_word};
 use crate::model::wire::{
@@ -207,6 +207,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
             arrival,
         },
         reasoning: s.opts.reasoning_tokens,
+        clock_style: s.opts.reply_clock.clone(),
     };
     if !p.stream {
         return reply.whole(p, rx).await;
@@ -250,11 +251,66 @@ struct Reply {
     truth: TruthWriter,
     /// Leading tokens of the answer that are reasoning.
     reasoning: u32,
+    /// [`SimOptions::reply_clock`](crate::sim::profile::SimOptions::reply_clock).
+    clock_style: String,
+}
+
+/// The server's clock for one finished request: its first tokens' [`FirstClock`] and the
+/// first and last token times.
+struct Clocked {
+    first: FirstClock,
+    decode: Duration,
 }
 
 type Events = mpsc::UnboundedReceiver<super::driver::Ev>;
 
 impl Reply {
+    /// The usage of a reply of `out` tokens, with its cached prompt tokens when the server
+    /// reports its clock.
+    fn usage_with(&self, out: u64, clock: Option<&Clocked>) -> Usage {
+        let mut u = self.usage(out);
+        if let Some(c) = clock.filter(|_| self.clock_style != "none") {
+            u.prompt_tokens_details = Some(wire::PromptDetails {
+                cached_tokens: Some(c.first.cached as u64),
+            });
+        }
+        u
+    }
+
+    /// The chunk `c` with the server's clock in the configured shape, if `here` is where
+    /// that shape puts it (`usage`: the usage chunk; else the finish chunk).
+    fn clocked(
+        &self,
+        mut c: wire::Chunk<'static>,
+        clock: Option<&Clocked>,
+        usage: bool,
+        include_usage: bool,
+    ) -> wire::Chunk<'static> {
+        let Some(k) = clock else { return c };
+        let ms = |d: Duration| Some(d.as_secs_f64() * 1000.0);
+        match self.clock_style.as_str() {
+            "llama.cpp" if usage == include_usage => {
+                let cached = k.first.cached as u64;
+                c.timings = Some(wire::LlamaTimings {
+                    cache_n: Some(cached),
+                    prompt_n: Some(self.prompt_tokens.saturating_sub(cached)),
+                    prompt_ms: ms(k.first.prefill),
+                    predicted_n: None,
+                    predicted_ms: ms(k.decode),
+                });
+            }
+            "vllm" if usage => {
+                c.metrics = Some(wire::ReplyMetrics {
+                    queue_time_ms: ms(k.first.queue),
+                    time_to_first_token_ms: ms(k.first.prefill),
+                    generation_time_ms: ms(k.decode),
+                });
+            }
+            _ => {}
+        }
+        c
+    }
+
     fn usage(&self, out: u64) -> Usage {
         let mut u = Usage::new(self.prompt_tokens, out);
         let reasoning = (self.reasoning as u64).min(out);
@@ -309,7 +365,7 @@ impl Reply {
                 "the engine refused the request",
             );
         }
-        self.truth.write(&token_at, self.reasoning);
+        self.truth.write(&token_at, self.reasoning, None);
         let text = self.text(0, token_at.len());
         let finish = finish_reason(token_at.len(), p.max_tokens);
         let (message, text) = if self.chat {
@@ -360,10 +416,12 @@ impl Reply {
             }
             let mut token_at: Vec<Instant> = Vec::new();
             let mut first = true;
+            let mut first_clock = None;
             while let Some(ev) = rx.recv().await {
                 if first && !stall.is_zero() {
                     tokio::time::sleep(stall).await;
                 }
+                first_clock = first_clock.or(ev.clock);
                 let start = token_at.len();
                 token_at.extend(std::iter::repeat_n(ev.at, ev.tokens as usize));
                 if faults
@@ -396,11 +454,23 @@ impl Reply {
                 let _ = send(Bytes::from(wire::sse(&refused))).await;
                 return;
             }
-            self.truth.write(&token_at, self.reasoning);
+            let clock = first_clock.map(|first| Clocked {
+                first,
+                decode: token_at[token_at.len() - 1].saturating_duration_since(token_at[0]),
+            });
+            self.truth.write(&token_at, self.reasoning, clock.as_ref());
             let finish = finish_reason(token_at.len(), p.max_tokens);
-            let _ = send(sse(self.header.finish(finish))).await;
+            let finish_chunk = self.clocked(
+                self.header.finish(finish),
+                clock.as_ref(),
+                false,
+                p.include_usage,
+            );
+            let _ = send(sse(finish_chunk)).await;
             if p.include_usage {
-                let _ = send(sse(self.header.usage(self.usage(token_at.len() as u64)))).await;
+                let u = self.usage_with(token_at.len() as u64, clock.as_ref());
+                let c = self.clocked(self.header.usage(u), clock.as_ref(), true, true);
+                let _ = send(sse(c)).await;
             }
             let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
         });
@@ -437,8 +507,9 @@ struct TruthWriter {
 }
 
 impl TruthWriter {
-    /// `reasoning`: how many leading tokens were reasoning.
-    fn write(&self, token_at: &[Instant], reasoning: u32) {
+    /// `reasoning`: how many leading tokens were reasoning; `clock`: the server's own clock
+    /// as the reply reports it.
+    fn write(&self, token_at: &[Instant], reasoning: u32, clock: Option<&Clocked>) {
         let Some(t) = &self.state.truth else { return };
         let us = |i: Instant| i.saturating_duration_since(self.state.epoch).as_micros() as u64;
         let line = json!({
@@ -449,6 +520,9 @@ impl TruthWriter {
             "output_tokens": token_at.len(),
             "reasoning_tokens": (reasoning as usize).min(token_at.len()),
             "first_answer_us": token_at.get(reasoning as usize).map(|i| us(*i)),
+            "server_queue_us": clock.map(|c| c.first.queue.as_micros() as u64),
+            "server_prefill_us": clock.map(|c| c.first.prefill.as_micros() as u64),
+            "cached_tokens": clock.map(|c| c.first.cached),
         });
         if let Ok(mut w) = t.lock() {
             let _ = writeln!(w, "{line}");
