@@ -26,6 +26,16 @@ for api in chat completions; do
   run_checks "$api" $rc "$work/$api/run.json" 8 llama.cpp calibrated 1
 done
 
+# The server's own clock: llama-server ends each stream with `timings` (prompt_ms, cache_n) and
+# usage.prompt_tokens_details.cached_tokens. Every request's TTFT must hold its prefill
+# (TTFT − prefill ≥ 0). The same requests one at a time show what TTFT − prefill costs on an
+# idle server (its HTTP, template and tokenizer work outside prompt_ms, the network, the
+# client), beside the loopback round trip of a bare GET.
+"$BENCH" run scenarios/llama-server.toml --endpoint "http://127.0.0.1:$port/v1" --concurrency 1 --out "$work/idle" >"$work/idle.txt" 2>&1
+check "server clock: one-at-a-time run exits 0" "[ $? -eq 0 ]"
+check "server clock: TTFT ≥ the server's prefill on every request" "python3 ci/engines/server-clock-check.py '$work/chat/run.json' '$work/completions/run.json' '$work/idle/run.json'"
+echo "loopback GET /health: $(for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total} ' "http://127.0.0.1:$port/health"; done)s"
+
 # TTFT is not the first chunk: llama-server opens a chat stream with a role-only delta. Seen raw
 # here, it must show up in bench's records as a counted text-less chunk before the first token.
 first=$(curl -sN --max-time 60 "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' \
@@ -78,6 +88,10 @@ check "prompt cache: TTFT improved" "grep -q '^  improved ttft.p50' '$work/cmp.t
 # TPOT must not regress; with 6 requests a side on a noisy machine the gate may honestly call it
 # inconclusive rather than ok.
 check "prompt cache: TPOT not regressed" "grep -q '^  \\(no_change\\|inconclusive\\) tpot.p50' '$work/cmp.txt'"
+# The run's own hit rate: the cached candidate's replies say most of each prompt was cached,
+# the baseline's (cache_prompt=false) that none was; each equals Σ cached / Σ prompt tokens.
+check "prompt cache: the candidate's own hit rate is the replies' cached/prompt sum, above 50 %" "python3 ci/engines/server-clock-check.py --min-hit-rate 0.5 \$(find '$work/cand' -name run.json)"
+check "prompt cache: the baseline's replies report no cached prompt tokens" "python3 ci/engines/server-clock-check.py \$(find '$work/base' -name run.json) && ! grep -q '\"cached_tokens\": [1-9]' \$(find '$work/base' -name run.json)"
 check "prompt cache: recorded as an improved TTFT row in the CSV" "python3 -c \"import csv; rows=[r for r in csv.DictReader(open('$work/record.csv')) if r['metric']=='ttft.p50']; assert rows and rows[0]['verdict']=='improved' and 'cache_prompt' in rows[0]['change'], rows\""
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]
