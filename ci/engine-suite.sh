@@ -93,5 +93,24 @@ check "prompt cache: TPOT not regressed" "grep -q '^  \\(no_change\\|inconclusiv
 check "prompt cache: the candidate's own hit rate is the replies' cached/prompt sum, above 50 %" "python3 ci/engines/server-clock-check.py --min-hit-rate 0.5 \$(find '$work/cand' -name run.json)"
 check "prompt cache: the baseline's replies report no cached prompt tokens" "python3 ci/engines/server-clock-check.py \$(find '$work/base' -name run.json) && ! grep -q '\"cached_tokens\": [1-9]' \$(find '$work/base' -name run.json)"
 check "prompt cache: recorded as an improved TTFT row in the CSV" "python3 -c \"import csv; rows=[r for r in csv.DictReader(open('$work/record.csv')) if r['metric']=='ttft.p50']; assert rows and rows[0]['verdict']=='improved' and 'cache_prompt' in rows[0]['change'], rows\""
+# --reset: the server made ready before each run. Byte-identical prompts run to run (salt =
+# "none", as a dataset sends them) on a fresh server that can erase its slots (--slot-save-path;
+# no host-memory prompt cache, which an erase would not empty): without a reset only the first
+# run's first request is cold and the later runs' find the prefix cached; with `--reset
+# llama.cpp` every run's first request is cold, its TTFT alike.
+bash ci/engines/llama-server.sh stop "$pid"
+mkdir -p "$work/slots"
+if pid=$(LLAMA_ARGS="--slot-save-path $work/slots --cache-ram 0" bash ci/engines/llama-server.sh start "$port"); then
+  sed 's/^type = "shared_prefix"/type = "shared_prefix"\nsalt = "none"/' scenarios/llama-prefix.toml > "$work/same-prompts.toml"
+  for mode in plain reset; do
+    R=""; [ $mode = reset ] && R="--reset llama.cpp"
+    for i in 1 2 3; do
+      "$BENCH" run "$work/same-prompts.toml" --endpoint "http://127.0.0.1:$port/v1" --out "$work/$mode-$i" -q $R >"$work/$mode-$i.txt" 2>&1 || cat "$work/$mode-$i.txt"
+    done
+  done
+  check "reset: every run's first request is cold and alike with --reset, only the first run's without" "python3 ci/engines/reset-check.py '$work'"
+else
+  failed=$((failed + 1)); echo "FAILED: start llama-server with --slot-save-path" >&2
+fi
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]

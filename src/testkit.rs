@@ -111,6 +111,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         windows: None,
         environment: None,
         quality: None,
+        reset: None,
         imported: None,
     }
 }

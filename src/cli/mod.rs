@@ -215,6 +215,14 @@ pub struct RunOpts {
     /// Unix seconds), so shards on several machines share one time origin.
     #[arg(long)]
     pub start_at: Option<String>,
+    /// Make the server ready before every run — each repetition of a baseline or compare and
+    /// each arm of an interleaved one — so that repeated runs of a caching change start from
+    /// the same state: `vllm` (POST /reset_prefix_cache), `sglang` (POST /flush_cache),
+    /// `llama.cpp` (erase every slot: POST /slots/ID?action=erase; the server needs
+    /// --slot-save-path), or any other text as a shell command (run with BENCH_ENDPOINT set).
+    /// What was done and how long it took is recorded in run.json (`reset`).
+    #[arg(long, value_name = "vllm|sglang|llama.cpp|COMMAND")]
+    pub reset: Option<String>,
     /// No progress line and no summary table (errors still go to stderr).
     #[arg(long, short)]
     pub quiet: bool,

@@ -51,6 +51,47 @@ pub struct RunSpec {
     pub keep_records: Option<u64>,
     /// `--window`: width of the run's time windows, s.
     pub window_s: f64,
+    /// `--reset`: how the server is made ready before each run.
+    pub reset: Option<Reset>,
+}
+
+/// How the server is made ready before a run (`--reset`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reset {
+    /// vLLM: `POST /reset_prefix_cache` (the simulator serves it too).
+    Vllm,
+    /// SGLang: `POST /flush_cache`.
+    Sglang,
+    /// llama.cpp: `POST /slots/ID?action=erase` for every slot `GET /slots` lists.
+    LlamaCpp,
+    /// A shell command.
+    Command(String),
+}
+
+impl Reset {
+    pub fn parse(v: &str) -> Result<Reset, BenchError> {
+        Ok(match v.trim() {
+            "" => {
+                return Err(BenchError::usage(
+                    "--reset is empty: give vllm, sglang, llama.cpp or a shell command",
+                ))
+            }
+            "vllm" => Reset::Vllm,
+            "sglang" => Reset::Sglang,
+            "llama.cpp" | "llamacpp" | "llama-server" => Reset::LlamaCpp,
+            cmd => Reset::Command(cmd.to_string()),
+        })
+    }
+
+    /// As recorded in run.json.
+    pub fn describe(&self) -> String {
+        match self {
+            Reset::Vllm => "vllm: POST /reset_prefix_cache".into(),
+            Reset::Sglang => "sglang: POST /flush_cache".into(),
+            Reset::LlamaCpp => "llama.cpp: POST /slots/ID?action=erase, every slot".into(),
+            Reset::Command(c) => format!("command: {c}"),
+        }
+    }
 }
 
 impl std::fmt::Debug for RunSpec {
@@ -154,6 +195,7 @@ impl RunSpec {
             quiet: args.quiet,
             keep_records: keep_records(&args.keep_records)?,
             window_s: window(args.window)?,
+            reset: args.reset.as_deref().map(Reset::parse).transpose()?,
         })
     }
 

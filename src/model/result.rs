@@ -101,6 +101,18 @@ pub struct RunResult {
     /// differ from bench's; absent for bench's own runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// How the server was made ready before this run (`--reset`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<ResetDone>,
+}
+
+/// A reset done before a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResetDone {
+    /// What was done (`vllm: POST /reset_prefix_cache`, `command: …`).
+    pub how: String,
+    /// How long it took, ms.
+    pub ms: f64,
 }
 
 /// A run read from another tool's per-request results.

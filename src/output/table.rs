@@ -178,6 +178,9 @@ fn figures(o: &mut String, run: &RunResult) {
             r.ideal_hit_rate * 100.0
         );
     }
+    if let Some(r) = &run.reset {
+        let _ = writeln!(o, "  reset before the run: {} ({:.0} ms)", r.how, r.ms);
+    }
     if let Some(line) = super::server::replies(&run.summary) {
         let _ = writeln!(o, "  {line}");
     }

@@ -18,7 +18,7 @@ pub mod signals;
 
 use crate::config::run::RunSpec;
 use crate::engine::client::target::public;
-use crate::engine::client::{list_models, server_version, HttpSender, Target};
+use crate::engine::client::{list_models, reset, server_version, HttpSender, Target};
 use crate::engine::runner::{self, Cancel};
 use crate::error::BenchError;
 use crate::metrics::server::{default_url, Collector};
@@ -46,6 +46,14 @@ pub struct Session {
     plan: Plan,
     /// Runs made so far: the first [`quality::PASSES`] make a quality pass.
     runs: std::sync::atomic::AtomicU32,
+}
+
+/// A run's plan as it will be sent, and what was done to get there.
+struct Prepared {
+    plan: Plan,
+    prompt_salt: Option<String>,
+    prompt_lengths: String,
+    reset: Option<crate::model::result::ResetDone>,
 }
 
 /// Where the run's requests go: the endpoint, and the simulator serving it when embedded
@@ -115,6 +123,26 @@ impl Session {
         self.execute(stop, None).await
     }
 
+    /// This run's plan, its prompts salted and calibrated, then the server reset (after the
+    /// calibration's probes, so that the run itself starts from the reset state).
+    async fn prepare(&self, target: &Target) -> Result<Prepared, BenchError> {
+        let spec = &self.spec;
+        let mut plan = self.plan.clone();
+        let (generator, prompt_salt) = prompts::salt(spec, plan.generator.clone());
+        let (generator, prompt_lengths) = prompts::calibrated(spec, &plan, generator, target).await;
+        plan.generator = generator;
+        let reset = match &spec.reset {
+            Some(how) => Some(reset::reset(target, how).await?),
+            None => None,
+        };
+        Ok(Prepared {
+            plan,
+            prompt_salt,
+            prompt_lengths,
+            reset,
+        })
+    }
+
     /// Runs once; each record goes to the summary and to `csv` as it finishes, and is kept
     /// for `run.json` only while the run is within `--keep-records`.
     async fn execute(
@@ -125,11 +153,7 @@ impl Session {
         let spec = &self.spec;
         let s = &spec.scenario;
         let conn = self.connect().await?;
-        let mut plan = self.plan.clone();
-        let (generator, prompt_salt) = prompts::salt(spec, plan.generator.clone());
-        let (generator, prompt_lengths) =
-            prompts::calibrated(spec, &plan, generator, &conn.target).await;
-        plan.generator = generator;
+        let prep = self.prepare(&conn.target).await?;
         // Server metrics are scraped alongside the run, on their own task; the "before"
         // scrape is taken now, ahead of the schedule's start.
         let scraping = CancellationToken::new();
@@ -161,14 +185,14 @@ impl Session {
             }
             false => progress::Show::Lines(progress::LINE_EVERY),
         };
-        let mut progress = Progress::new(show, plan.planned());
+        let mut progress = Progress::new(show, prep.plan.planned());
         let mut acc = Accumulator::new(&s.slo, s.request.ignore_eos);
         // The windows and the steady state gather every measured request, past --keep-records
         // too, in aggregates per window.
         let mut timeline = Timeline::new(spec.window_s);
         let data = runner::run(
             sender.clone(),
-            &plan,
+            &prep.plan,
             spec.grace,
             stop,
             spec.keep_records,
@@ -216,8 +240,8 @@ impl Session {
             endpoint,
             model,
             api: s.api,
-            prompt_lengths,
-            prompt_salt,
+            prompt_lengths: prep.prompt_lengths,
+            prompt_salt: prep.prompt_salt,
             trace_reuse: s.trace.as_ref().map(|t| {
                 t.reuse(s.load.requests.unwrap_or(0).saturating_add(s.load.warmup) as usize)
             }),
@@ -235,6 +259,7 @@ impl Session {
             environment: Some(env),
             quality,
             imported: None,
+            reset: prep.reset,
         })
     }
 

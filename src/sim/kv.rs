@@ -124,6 +124,16 @@ impl KvCache {
         true
     }
 
+    /// Drops every cached block nobody holds (vLLM's `/reset_prefix_cache`): later lookups
+    /// find only the blocks of requests still running. Returns how many were dropped.
+    pub fn reset(&mut self) -> usize {
+        let n = self.lru.len();
+        for (_, h) in std::mem::take(&mut self.lru) {
+            self.cached.remove(&h);
+        }
+        n
+    }
+
     pub fn free(&mut self, n: u64) {
         self.private_used = self.private_used.saturating_sub(n);
     }

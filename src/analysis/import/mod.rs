@@ -253,6 +253,7 @@ fn run_of(
         shard: None,
         environment: None,
         quality: None,
+        reset: None,
         imported: Some(Imported {
             tool: p.tool.into(),
             file: file.display().to_string(),

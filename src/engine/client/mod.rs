@@ -16,6 +16,7 @@ mod chunk_text;
 pub mod local_tokenizer;
 pub mod openai;
 mod progress;
+pub mod reset;
 pub mod sse;
 pub mod stream;
 pub mod target;

@@ -230,6 +230,11 @@ impl Engine {
         Ok(())
     }
 
+    /// Empties the prefix cache of every block no running request holds.
+    pub fn reset_prefix_cache(&mut self) -> usize {
+        self.kv.reset()
+    }
+
     /// Removes a request (client went away); frees its blocks.
     pub fn abort(&mut self, id: u64) {
         if let Some(i) = self.running.iter().position(|s| s.id == id) {

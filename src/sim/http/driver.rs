@@ -49,6 +49,10 @@ pub(super) enum Cmd {
         answer_len: Option<u32>,
         tx: mpsc::UnboundedSender<Ev>,
     },
+    /// Empty the prefix cache; the count of blocks dropped goes back on `done`.
+    ResetPrefixCache {
+        done: tokio::sync::oneshot::Sender<usize>,
+    },
 }
 
 /// What `/metrics` serves, updated after every step.
@@ -97,6 +101,9 @@ pub(super) async fn drive(
                 streams.insert(id, tx);
             }
             // A refused request's sender drops here: its handler reports the error.
+        }
+        Cmd::ResetPrefixCache { done } => {
+            let _ = done.send(engine.reset_prefix_cache());
         }
     };
     loop {

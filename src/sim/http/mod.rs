@@ -200,6 +200,7 @@ pub async fn serve(
         )
         .route("/metrics", get(metrics_text))
         .route("/tokenize", post(tokenize_route))
+        .route("/reset_prefix_cache", post(routes::reset_prefix_cache))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await

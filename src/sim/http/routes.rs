@@ -125,6 +125,22 @@ pub(super) async fn metrics_text(State(s): State<Arc<AppState>>) -> Response {
         .into_response()
 }
 
+/// `POST /reset_prefix_cache`, as vLLM serves it: the engine drops every cached block no
+/// running request holds, so the next request finds nothing of earlier prompts.
+pub(super) async fn reset_prefix_cache(State(s): State<Arc<AppState>>) -> Response {
+    let (done, dropped) = tokio::sync::oneshot::channel();
+    if s.cmd
+        .send(super::driver::Cmd::ResetPrefixCache { done })
+        .is_err()
+    {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped");
+    }
+    match dropped.await {
+        Ok(n) => Json(json!({"reset": true, "blocks_dropped": n})).into_response(),
+        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped"),
+    }
+}
+
 /// `POST /tokenize`, in vLLM's shape (`prompt` or `messages` → `tokens`, `count`) and
 /// llama-server's (`content` → `tokens`), with the tokenizer the engine counts usage with.
 pub(super) async fn tokenize_route(State(s): State<Arc<AppState>>, body: Bytes) -> Response {
