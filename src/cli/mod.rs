@@ -174,6 +174,11 @@ pub struct RunOpts {
     /// scenario's `server_metrics.url`; default: the endpoint's origin + /metrics.
     #[arg(long)]
     pub metrics_url: Option<String>,
+    /// A GPU node's dcgm-exporter (Prometheus text, e.g. http://gpu-node:9400/metrics),
+    /// scraped alongside the server's metrics: energy, power, utilisation and memory per run,
+    /// and joules per output token. Overrides the scenario's `server_metrics.gpu_url`.
+    #[arg(long, value_name = "URL")]
+    pub gpu_metrics_url: Option<String>,
     /// Do not scrape server metrics. Overrides the scenario's `server_metrics.enabled`.
     #[arg(long)]
     pub no_server_metrics: bool,

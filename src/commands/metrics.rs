@@ -16,11 +16,13 @@ pub async fn run(url: &str) -> Result<u8, BenchError> {
     let s = scrape(&http, &target)
         .await
         .map_err(|e| BenchError::Runtime(format!("cannot scrape {target}: {e}")))?;
-    let c = coverage(&s).ok_or_else(|| {
-        BenchError::Runtime(format!(
-            "{target} serves no vllm:, sglang: or llamacpp: family: not an engine bench knows"
-        ))
-    })?;
+    let c = coverage(&s)
+        .or_else(|| crate::metrics::gpu::coverage(&s))
+        .ok_or_else(|| {
+            BenchError::Runtime(format!(
+                "{target} serves no vllm:, sglang: or llamacpp: family and no dcgm-exporter field: not an engine or exporter bench knows"
+            ))
+        })?;
     crate::out_text!("{}", output::server::coverage(&c, &target));
     Ok(if c.missing().is_empty() {
         EXIT_OK

@@ -128,6 +128,12 @@ impl RunSpec {
             })?;
             scenario.server_metrics.url = Some(u.clone());
         }
+        if let Some(u) = &args.gpu_metrics_url {
+            super::values::check_endpoint(u).map_err(|_| {
+                BenchError::usage(format!("--gpu-metrics-url `{u}` is not an http(s) URL"))
+            })?;
+            scenario.server_metrics.gpu_url = Some(u.clone());
+        }
         if args.no_server_metrics {
             scenario.server_metrics.enabled = false;
         }

@@ -139,7 +139,10 @@ pub fn parse_threshold(key: &str, value: &str) -> Result<Threshold, String> {
         });
     }
     let floor = match metric {
-        Metric::Latency(..) | Metric::TurnLatency(..) => (1.0 + percent(value, key)?).ln(),
+        Metric::Latency(..)
+        | Metric::TurnLatency(..)
+        | Metric::JoulesPerToken
+        | Metric::GpuPower => (1.0 + percent(value, key)?).ln(),
         Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput => {
             -(1.0 - percent(value, key)?).ln()
         }

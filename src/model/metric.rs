@@ -255,10 +255,14 @@ pub enum Metric {
     Accuracy,
     /// Quality items whose answer is the baseline's, % (the quality pass).
     Agreement,
+    /// The GPU node's energy over the run / output tokens (J/token; dcgm-exporter).
+    JoulesPerToken,
+    /// The GPU node's mean power over the run (W; dcgm-exporter).
+    GpuPower,
 }
 
 /// The names a user can write, for error messages.
-const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy or agreement";
+const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot|prefill|ttft_rest.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy, agreement, joules_per_token or gpu_power";
 
 impl Metric {
     /// The latency, quantile and turns of a latency metric.
@@ -293,6 +297,8 @@ impl Metric {
             Metric::OutputThroughput => "tok/s",
             Metric::RequestThroughput | Metric::Goodput => "req/s",
             Metric::ErrorRate | Metric::Accuracy | Metric::Agreement => "%",
+            Metric::JoulesPerToken => "J/tok",
+            Metric::GpuPower => "W",
         }
     }
 
@@ -318,6 +324,8 @@ impl FromStr for Metric {
             "error_rate" => Metric::ErrorRate,
             "accuracy" => Metric::Accuracy,
             "agreement" => Metric::Agreement,
+            "joules_per_token" => Metric::JoulesPerToken,
+            "gpu_power" => Metric::GpuPower,
             _ => {
                 let (key, turns) = match key.split_once('@') {
                     Some((k, t)) => (
@@ -358,6 +366,8 @@ impl Metric {
             Metric::ErrorRate => "error_rate".into(),
             Metric::Accuracy => "accuracy".into(),
             Metric::Agreement => "agreement".into(),
+            Metric::JoulesPerToken => "joules_per_token".into(),
+            Metric::GpuPower => "gpu_power".into(),
         }
     }
 }

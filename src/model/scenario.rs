@@ -397,6 +397,9 @@ pub enum LoadMode {
 pub struct ServerMetricsCfg {
     /// Default: the endpoint's origin + `/metrics`.
     pub url: Option<String>,
+    /// A GPU node's dcgm-exporter, scraped at the same times; none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_url: Option<String>,
     pub interval_s: f64,
     pub enabled: bool,
 }
@@ -405,6 +408,7 @@ impl Default for ServerMetricsCfg {
     fn default() -> Self {
         ServerMetricsCfg {
             url: None,
+            gpu_url: None,
             interval_s: 2.0,
             enabled: true,
         }

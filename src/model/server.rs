@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 /// export it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerMetrics {
+    /// The GPU node's telemetry (dcgm-exporter), when `server_metrics.gpu_url` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuMetrics>,
     /// Where they came from (no credentials) and which name set matched.
     pub url: String,
     pub engine: Option<String>,
@@ -104,4 +107,47 @@ pub struct GaugeSample {
     /// KV-cache usage, 0–1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_usage: Option<f64>,
+}
+
+/// A run's accelerator telemetry from dcgm-exporter's Prometheus text, every figure summed
+/// over the node's GPUs (`metrics::gpu` says how each is read).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuMetrics {
+    pub url: String,
+    pub scrapes: u32,
+    /// GPUs the exporter reported (distinct `gpu` labels).
+    pub gpus: u32,
+    /// Why figures are missing, when they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// First → last scrape, s: the span the energy covers (the whole run, warm-up included).
+    pub span_s: f64,
+    /// Energy over the span, J.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// Where the energy came from: the exporter's energy counter, or ∫ power dt over the
+    /// scrapes (trapezoids) where it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_source: Option<String>,
+    /// energy / span, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_mean_w: Option<f64>,
+    /// Highest power of one scrape, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_peak_w: Option<f64>,
+    /// energy / every output token the run's successful requests produced (warm-up included:
+    /// the energy spans it), J/token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joules_per_output_token: Option<f64>,
+    /// Mean over scrapes of the mean GPU utilisation, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_mean_pct: Option<f64>,
+    /// Highest framebuffer memory in use, MiB (summed over GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fb_used_peak_mib: Option<f64>,
+    /// Mean over scrapes of the mean SM and DRAM activity (0–1; profiling fields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_active_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_active_mean: Option<f64>,
 }

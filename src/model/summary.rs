@@ -172,6 +172,9 @@ pub struct Tokens {
     pub prompt_tokens: u64,
     /// Σ output tokens (usage, else chunk count) over successful measured requests.
     pub output_tokens: u64,
+    /// Σ output tokens of the successful warm-up requests (not in `output_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_output_tokens: u64,
     /// Successful requests whose server sent no usage (output counted as chunks).
     pub usage_missing: u64,
     /// Successful requests whose server sent an absurd usage count (> 10⁸ tokens): dropped,
@@ -342,4 +345,8 @@ impl Summary {
     pub fn latency(&self, m: Latency) -> Option<&LatencySummary> {
         self.latency.iter().find(|l| l.name == m)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

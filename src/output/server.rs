@@ -1,6 +1,6 @@
 //! The server's figures as one line of text, for the run table and the reports.
 
-use crate::model::server::{Coverage, ServerMetrics};
+use crate::model::server::{Coverage, GpuMetrics, ServerMetrics};
 use crate::model::summary::Summary;
 
 /// A server-histogram quantile in ms: "12.5 ms", or what its bucket bounds ("≤ 300 ms",
@@ -15,6 +15,44 @@ pub fn quantile(m: &ServerMetrics, field: &str, v_s: f64) -> String {
         ),
         None => format!("{:.1} ms", v_s * 1e3),
     }
+}
+
+/// The GPU node's figures as one line: "GPU (dcgm-exporter, 2 GPUs, 11 scrapes): energy …".
+pub fn gpu(g: &GpuMetrics) -> String {
+    let mut parts = Vec::new();
+    if let (Some(j), Some(src)) = (g.energy_j, &g.energy_source) {
+        parts.push(format!("energy {j:.1} J over {:.1} s ({src})", g.span_s));
+    }
+    if let Some(t) = g.joules_per_output_token {
+        parts.push(format!("{t:.4} J per output token"));
+    }
+    if let Some(p) = g.power_mean_w {
+        let peak = g
+            .power_peak_w
+            .map_or(String::new(), |p| format!(", peak {p:.0} W"));
+        parts.push(format!("power mean {p:.0} W{peak}"));
+    }
+    if let Some(u) = g.util_mean_pct {
+        parts.push(format!("utilisation {u:.0} %"));
+    }
+    if let Some(f) = g.fb_used_peak_mib {
+        parts.push(format!("memory peak {f:.0} MiB"));
+    }
+    if let Some(a) = g.sm_active_mean {
+        parts.push(format!("SM active {a:.2}"));
+    }
+    if let Some(a) = g.dram_active_mean {
+        parts.push(format!("DRAM active {a:.2}"));
+    }
+    if let Some(w) = &g.warning {
+        parts.push(format!("({w})"));
+    }
+    format!(
+        "GPU (dcgm-exporter, {} GPUs, {} scrapes): {}",
+        g.gpus,
+        g.scrapes,
+        parts.join(", ")
+    )
 }
 
 /// What the replies themselves said of the server, as one line: this run's own prefix-cache

@@ -199,6 +199,9 @@ fn figures(o: &mut String, run: &RunResult) {
                 );
             }
         }
+        if let Some(g) = &m.gpu {
+            let _ = writeln!(o, "  {}", super::server::gpu(g));
+        }
     }
 }
 

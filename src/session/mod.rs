@@ -21,12 +21,14 @@ use crate::engine::client::target::public;
 use crate::engine::client::{list_models, reset, server_version, HttpSender, Target};
 use crate::engine::runner::{self, Cancel};
 use crate::error::BenchError;
+use crate::metrics::gpu;
 use crate::metrics::server::{default_url, Collector};
 use crate::metrics::summary::{Accumulator, RunCounts};
 use crate::metrics::windows::Timeline;
 use crate::model::result::{RunResult, ToolInfo, SCHEMA_VERSION};
 use crate::model::scenario::Scenario;
 use crate::model::server::ServerMetrics;
+use crate::model::summary::Summary;
 use crate::output;
 use crate::plan::Plan;
 use crate::sim::http::{ServeConfig, SimServer};
@@ -46,6 +48,12 @@ pub struct Session {
     plan: Plan,
     /// Runs made so far: the first [`quality::PASSES`] make a quality pass.
     runs: std::sync::atomic::AtomicU32,
+}
+
+/// The scraping tasks of one run.
+struct Scrapers {
+    server: JoinHandle<ServerMetrics>,
+    gpu: Option<JoinHandle<crate::metrics::server::Collected>>,
 }
 
 /// A run's plan as it will be sent, and what was done to get there.
@@ -212,7 +220,6 @@ impl Session {
         }
         scraping.cancel();
         let env = environment::after(env, cpu);
-        let server_metrics = self.scraped(collector).await;
         let ended_at = Utc::now();
         let quality = self
             .quality_pass(
@@ -224,6 +231,7 @@ impl Session {
             )
             .await?;
         let (mut summary, hists) = acc.finish(RunCounts::of(&data));
+        let server_metrics = self.scraped(collector, &summary).await;
         summary.counts.connections = Some(sender.connections_opened());
         summary.counts.reuse_stopped_at = sender.reuse_stopped_at();
         let windows =
@@ -335,28 +343,44 @@ impl Session {
         Ok(Connection { target, _sim: sim })
     }
 
-    /// Takes the "before" scrape and leaves a task scraping until `done`.
-    async fn scrape(
-        &self,
-        target: &Target,
-        done: &CancellationToken,
-    ) -> Option<JoinHandle<ServerMetrics>> {
+    /// Takes the "before" scrapes (the server's, and the GPU node's when set) and leaves
+    /// tasks scraping until `done`.
+    async fn scrape(&self, target: &Target, done: &CancellationToken) -> Option<Scrapers> {
         let cfg = &self.spec.scenario.server_metrics;
         if !cfg.enabled {
             return None;
         }
+        let every = Duration::from_secs_f64(cfg.interval_s);
         let url = cfg.url.clone().unwrap_or_else(|| default_url(&target.base));
-        let c = Collector::start(url, Duration::from_secs_f64(cfg.interval_s)).await;
-        Some(tokio::spawn(c.run(done.clone())))
+        let server = Collector::start(url, every).await;
+        let gpu = match &cfg.gpu_url {
+            Some(u) => Some(Collector::start(u.clone(), every).await),
+            None => None,
+        };
+        Some(Scrapers {
+            server: tokio::spawn(server.run(done.clone())),
+            gpu: gpu.map(|g| tokio::spawn(g.collect(done.clone()))),
+        })
     }
 
-    /// The scraper's figures once it has taken its "after" scrape; its warning is printed.
-    async fn scraped(&self, task: Option<JoinHandle<ServerMetrics>>) -> Option<ServerMetrics> {
-        let m = task?.await.ok()?;
-        if let Some(w) = &m.warning {
-            if !self.spec.quiet {
-                crate::say!("warning: server metrics: {w}");
-            }
+    /// The scrapers' figures once they have taken their "after" scrapes (the GPU's energy
+    /// per output token of `summary`'s requests); their warnings are printed.
+    async fn scraped(&self, s: Option<Scrapers>, summary: &Summary) -> Option<ServerMetrics> {
+        let s = s?;
+        let mut m = s.server.await.ok()?;
+        if let Some(task) = s.gpu {
+            let tokens = summary.tokens.output_tokens + summary.tokens.warmup_output_tokens;
+            m.gpu = task.await.ok().map(|c| gpu::summarize(&c, tokens));
+        }
+        let warnings = [
+            m.warning.as_ref().map(|w| format!("server metrics: {w}")),
+            m.gpu
+                .as_ref()
+                .and_then(|g| g.warning.as_ref())
+                .map(|w| format!("GPU metrics: {w}")),
+        ];
+        for w in warnings.into_iter().flatten().filter(|_| !self.spec.quiet) {
+            crate::say!("warning: {w}");
         }
         Some(m)
     }

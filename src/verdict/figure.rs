@@ -18,6 +18,14 @@ pub fn of_run(run: &RunResult, m: Metric) -> Option<f64> {
         Metric::RequestThroughput => Some(t.request_rps),
         Metric::Goodput => t.goodput_rps,
         Metric::ErrorRate | Metric::Agreement => None,
+        Metric::JoulesPerToken => {
+            run.server_metrics
+                .as_ref()?
+                .gpu
+                .as_ref()?
+                .joules_per_output_token
+        }
+        Metric::GpuPower => run.server_metrics.as_ref()?.gpu.as_ref()?.power_mean_w,
         Metric::Accuracy => {
             let (right, of) = run.quality.as_ref()?.accuracy();
             (of > 0).then(|| right as f64 / of as f64 * 100.0)

@@ -76,6 +76,11 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
             check_endpoint(u.get_ref()).map_err(|m| ctx.at(u.span(), "server_metrics.url", m))?;
         }
         server_metrics.url = sm.url.map(Spanned::into_inner);
+        if let Some(u) = &sm.gpu_url {
+            check_endpoint(u.get_ref())
+                .map_err(|m| ctx.at(u.span(), "server_metrics.gpu_url", m))?;
+        }
+        server_metrics.gpu_url = sm.gpu_url.map(Spanned::into_inner);
         server_metrics.interval_s =
             positive_secs(ctx, &sm.interval_s, "server_metrics.interval_s", 2.0)?;
         server_metrics.enabled = sm.enabled.unwrap_or(true);

@@ -136,6 +136,7 @@ pub struct RawSlo {
 #[serde(deny_unknown_fields)]
 pub struct RawServerMetrics {
     pub url: Option<Spanned<String>>,
+    pub gpu_url: Option<Spanned<String>>,
     pub interval_s: Option<Spanned<f64>>,
     pub enabled: Option<bool>,
 }

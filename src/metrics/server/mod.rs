@@ -290,7 +290,18 @@ impl Collector {
         }
     }
 
-    pub async fn run(mut self, done: CancellationToken) -> ServerMetrics {
+    pub async fn run(self, done: CancellationToken) -> ServerMetrics {
+        let c = self.collect(done).await;
+        let mut m = summarize(&c.url, &c.scrapes, c.span_s);
+        m.gauges = gauges(&c.scrapes, &c.taken_ms);
+        if let Some(e) = c.unavailable {
+            m.warning = Some(e);
+        }
+        m
+    }
+
+    /// Scrapes every `interval` until `done`, once more after, and returns the scrapes.
+    pub async fn collect(mut self, done: CancellationToken) -> Collected {
         loop {
             tokio::select! {
                 _ = done.cancelled() => break,
@@ -298,20 +309,35 @@ impl Collector {
             }
         }
         self.take().await;
-        let span_s = self
-            .first_at
-            .zip(self.last_at)
-            .map(|(a, b)| (b - a).as_secs_f64());
-        let mut m = summarize(&public(&self.url), &self.scrapes, span_s);
-        m.gauges = gauges(&self.scrapes, &self.taken_ms);
-        if self.scrapes.is_empty() {
-            m.warning = Some(format!(
-                "metrics endpoint unavailable: {}",
-                self.last_err.unwrap_or_default()
-            ));
+        Collected {
+            url: public(&self.url),
+            span_s: self
+                .first_at
+                .zip(self.last_at)
+                .map(|(a, b)| (b - a).as_secs_f64()),
+            unavailable: self.scrapes.is_empty().then(|| {
+                format!(
+                    "metrics endpoint unavailable: {}",
+                    self.last_err.unwrap_or_default()
+                )
+            }),
+            scrapes: self.scrapes,
+            taken_ms: self.taken_ms,
         }
-        m
     }
+}
+
+/// A run's scrapes of one endpoint.
+pub struct Collected {
+    /// Without credentials.
+    pub url: String,
+    pub scrapes: Vec<Scrape>,
+    /// When each scrape was taken, ms since the Unix epoch.
+    pub taken_ms: Vec<i64>,
+    /// First → last successful scrape, s.
+    pub span_s: Option<f64>,
+    /// Why there is no scrape at all.
+    pub unavailable: Option<String>,
 }
 
 /// Each scrape's running, waiting and KV-usage gauges, under the names its engine uses.

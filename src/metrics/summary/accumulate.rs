@@ -68,6 +68,7 @@ pub struct Accumulator {
     chunks_reported: u64,
     chunks_estimated: u64,
     chunks_counted: u64,
+    warmup_output_tokens: u64,
     /// (requests, Σ cached, Σ prompt) over replies that reported both.
     cached: (u64, u64, u64),
     /// (requests with a server prefill, of those longer than TTFT, the source).
@@ -170,6 +171,7 @@ impl Accumulator {
             chunks_reported: 0,
             chunks_estimated: 0,
             chunks_counted: 0,
+            warmup_output_tokens: 0,
             cached: (0, 0, 0),
             clock: (0, 0, None),
         }
@@ -192,6 +194,9 @@ impl Accumulator {
         }
         if r.warmup {
             self.warmup += 1;
+            if r.outcome.is_ok() {
+                self.warmup_output_tokens += r.output_tokens;
+            }
             return;
         }
         self.start = Some(self.start.map_or(r.intended_us, |s| s.min(r.intended_us)));
@@ -333,6 +338,7 @@ impl Accumulator {
         let tokens = Tokens {
             prompt_tokens: self.prompt_tokens,
             output_tokens: self.output_tokens,
+            warmup_output_tokens: self.warmup_output_tokens,
             usage_missing: self.usage_missing,
             usage_rejected: self.usage_rejected,
             prompt_length_error_pct: (self.length_error_n > 0)

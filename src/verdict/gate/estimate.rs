@@ -144,9 +144,11 @@ pub fn estimate(arms: Arms, metric: Metric, cfg: &GateConfig) -> Estimated {
     match metric {
         Metric::Latency(l, q) => latency(arms, l, q, None, cfg),
         Metric::TurnLatency(l, q, t) => latency(arms, l, q, Some(t), cfg),
-        Metric::OutputThroughput | Metric::RequestThroughput | Metric::Goodput => {
-            rate(arms, metric)
-        }
+        Metric::OutputThroughput
+        | Metric::RequestThroughput
+        | Metric::Goodput
+        | Metric::JoulesPerToken
+        | Metric::GpuPower => rate(arms, metric),
         Metric::ErrorRate => error_rate(arms.base, arms.cand),
         Metric::Accuracy | Metric::Agreement => quality(arms, metric),
     }
@@ -351,6 +353,8 @@ fn percent_change(baseline: f64, candidate: f64) -> f64 {
 /// run-to-run spread as the noise — or, in pairs, the spread of the blocks' differences.
 fn rate(arms: Arms, metric: Metric) -> Estimated {
     let (base, cand) = (arms.base, arms.cand);
+    // Positive effect = worse: a fall in a throughput, a rise in energy or power.
+    let worse = if metric.lower_is_better() { -1.0 } else { 1.0 };
     let log_of = |run: &RunResult| of_run(run, metric).filter(|v| *v > 0.0).map(f64::ln);
     let logs = |runs: &[RunResult]| {
         Values::logs_of_positive(runs.iter().filter_map(|r| of_run(r, metric)))
@@ -377,7 +381,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
     let paired = arms.pairs.and_then(|pairs| {
         let d: Option<Vec<f64>> = pairs
             .iter()
-            .map(|&(i, j)| Some(log_of(&base[i])? - log_of(&cand[j])?))
+            .map(|&(i, j)| Some(worse * (log_of(&base[i])? - log_of(&cand[j])?)))
             .collect();
         paired_se(&d?)
     });
@@ -395,7 +399,7 @@ fn rate(arms: Arms, metric: Metric) -> Estimated {
         baseline: qa,
         candidate: qc,
         delta: percent_change(qa, qc),
-        effect: -(qc / qa).ln(),
+        effect: -worse * (qc / qa).ln(),
         se,
         df,
         n_baseline: lb.len(),
