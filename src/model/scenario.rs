@@ -21,6 +21,9 @@ pub enum Api {
     Chat,
     /// `POST {endpoint}/completions` with a `prompt` string.
     Completions,
+    /// `POST {endpoint}/responses` (the Responses API) with an `input` of messages, streamed
+    /// as typed events.
+    Responses,
 }
 
 impl Api {
@@ -28,7 +31,13 @@ impl Api {
         match self {
             Api::Chat => "chat/completions",
             Api::Completions => "completions",
+            Api::Responses => "responses",
         }
+    }
+
+    /// Sends messages through the server's chat template (chat, Responses), not raw text.
+    pub fn templated(self) -> bool {
+        self != Api::Completions
     }
 
     /// As a scenario spells it (`api = "chat"`).
@@ -36,6 +45,7 @@ impl Api {
         match self {
             Api::Chat => "chat",
             Api::Completions => "completions",
+            Api::Responses => "responses",
         }
     }
 }

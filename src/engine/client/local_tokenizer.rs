@@ -60,7 +60,8 @@ impl LocalTokenizer {
 /// `usage.prompt_tokens` for the probe text, from one unstreamed request with `max_tokens = 1`.
 async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Result<u64, String> {
     let (route, mut body) = match target.api {
-        Api::Chat => (
+        // The Responses API renders the same chat template: the chat route measures it.
+        Api::Chat | Api::Responses => (
             "chat/completions",
             json!({"model": target.model, "messages": [{"role": "user", "content": PROBE}]}),
         ),

@@ -17,6 +17,7 @@ pub mod local_tokenizer;
 pub mod openai;
 mod progress;
 pub mod reset;
+pub mod responses;
 pub mod sse;
 pub mod stream;
 pub mod target;

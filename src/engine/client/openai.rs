@@ -16,9 +16,14 @@ use serde_json::{json, Value};
 /// The JSON body for one request: the typed fields, then `[request.extra]` (and `--param`)
 /// merged on top, so a scenario may override anything.
 pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
+    if api == Api::Responses {
+        return merged(super::responses::body(model, params, spec), params);
+    }
     let (messages, prompt) = match (api, &spec.prompt) {
-        (Api::Chat, Prompt::Text(t)) => (Some(json!([{ "role": "user", "content": t }])), None),
-        (Api::Chat, Prompt::Messages(m)) => (Some(m.clone()), None),
+        (Api::Chat | Api::Responses, Prompt::Text(t)) => {
+            (Some(json!([{ "role": "user", "content": t }])), None)
+        }
+        (Api::Chat | Api::Responses, Prompt::Messages(m)) => (Some(m.clone()), None),
         (Api::Completions, Prompt::Text(t)) => (None, Some(json!(t))),
         // Rejected at load time (a `messages` dataset needs the chat API); send the last
         // message's text rather than nothing if it ever gets here.
@@ -50,7 +55,14 @@ pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &Reques
         }),
         ..Default::default()
     };
-    let mut body = serde_json::to_value(request).unwrap_or_else(|_| json!({}));
+    merged(
+        serde_json::to_value(request).unwrap_or_else(|_| json!({})),
+        params,
+    )
+}
+
+/// `body` with `[request.extra]` (and `--param`) merged on top.
+fn merged(mut body: Value, params: &RequestParams) -> Value {
     if let Some(b) = body.as_object_mut() {
         for (k, v) in &params.extra {
             b.insert(k.clone(), v.clone());
@@ -74,11 +86,14 @@ pub struct ChunkInfo {
     pub server: Option<ServerClock>,
     /// llama.cpp's `timings.cache_n`: prompt tokens its cache served.
     pub cache_n: Option<u64>,
+    /// The event that ends a stream without `[DONE]` (the Responses API's
+    /// `response.completed`).
+    pub done: bool,
 }
 
 /// A reply's server clock: llama.cpp's `timings` or vLLM's `metrics`, ms → µs. `None` when
 /// neither is there or neither carries a time (vLLM writes nulls it could not measure).
-fn server_clock(c: &Chunk) -> Option<ServerClock> {
+pub(super) fn server_clock(c: &Chunk) -> Option<ServerClock> {
     let us = |ms: Option<f64>| {
         ms.filter(|v| v.is_finite() && *v >= 0.0)
             .map(|v| (v * 1000.0).round() as u64)

@@ -12,6 +12,7 @@
 
 use super::chunk_text::{ChunkText, Counted};
 use super::openai::interpret_into;
+use super::responses::interpret_event;
 use super::sse::SseEvent;
 use crate::engine::runner::{Gaps, TokensPerChunk};
 use crate::model::record::{ChunkTokens, Outcome, ServerClock, StreamDetail};
@@ -52,6 +53,8 @@ pub(super) struct Progress {
     text: Option<ChunkText>,
     /// Its chunks' tokens as the local tokenizer counted them ([`Self::count_chunks`]).
     counted: Option<ChunkCount>,
+    /// A Responses API stream: typed events, not chat chunks.
+    responses: bool,
 }
 
 /// The local counts replayed as if the server had put them on every chunk.
@@ -130,6 +133,12 @@ impl Progress {
         }
     }
 
+    /// Reads the stream as the Responses API's typed events.
+    pub(super) fn of_responses(mut self) -> Progress {
+        self.responses = true;
+        self
+    }
+
     /// Applies the events of one read that arrived at `at`; `Err` ends the request.
     pub(super) fn events(
         &mut self,
@@ -146,8 +155,12 @@ impl Progress {
                 return Ok(());
             }
             let generated = self.text.as_mut().map(|t| &mut t.text);
-            let info = interpret_into(&ev.data, self.reply.as_mut(), generated)
-                .map_err(|m| (Outcome::MalformedChunk, m))?;
+            let info = if self.responses {
+                interpret_event(&ev.data, self.reply.as_mut(), generated)
+            } else {
+                interpret_into(&ev.data, self.reply.as_mut(), generated)
+            }
+            .map_err(|m| (Outcome::MalformedChunk, m))?;
             if let Some(e) = info.error {
                 return Err((Outcome::ServerError, e));
             }
@@ -164,6 +177,10 @@ impl Progress {
                 self.finish_reason = info.finish_reason;
             }
             self.first_event.get_or_insert(at);
+            if info.done {
+                self.done = true;
+                return Ok(());
+            }
             if info.text_bytes == 0 {
                 if self.first.is_none() {
                     self.preamble += 1;

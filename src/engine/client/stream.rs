@@ -193,6 +193,9 @@ impl HttpSender {
             total: sent + Duration::from_secs_f64(self.params.timeout_s),
         };
         let mut p = Progress::new(spec.keep_reply, self.chunk_tokenizer.is_some());
+        if self.target.api == crate::model::scenario::Api::Responses {
+            p = p.of_responses();
+        }
         let mut retried = false;
         let mut done_at = None;
         let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {

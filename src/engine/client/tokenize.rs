@@ -82,11 +82,11 @@ impl ServerTokenizer {
     /// Tokens the server counts for this prompt, as `usage.prompt_tokens` would.
     pub async fn count(&self, prompt: &Prompt) -> Result<u64, String> {
         let (first, text) = match (self.api, prompt) {
-            (Api::Chat, Prompt::Text(t)) => (
+            (Api::Chat | Api::Responses, Prompt::Text(t)) => (
                 json!({"model": self.model, "messages": [{"role": "user", "content": t}], "add_generation_prompt": true}),
                 t.clone(),
             ),
-            (Api::Chat, Prompt::Messages(m)) => (
+            (Api::Chat | Api::Responses, Prompt::Messages(m)) => (
                 json!({"model": self.model, "messages": m, "add_generation_prompt": true}),
                 String::new(),
             ),
@@ -103,7 +103,7 @@ impl ServerTokenizer {
         // llama-server: render the chat template first, then count with special tokens.
         let content = match (self.api, prompt) {
             (Api::Completions, _) => text,
-            (Api::Chat, p) => {
+            (Api::Chat | Api::Responses, p) => {
                 let messages = match p {
                     Prompt::Text(t) => json!([{"role": "user", "content": t}]),
                     Prompt::Messages(m) => m.clone(),

@@ -10,6 +10,7 @@
 
 mod driver;
 mod inproc;
+mod responses;
 mod routes;
 mod stream;
 
@@ -30,7 +31,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use stream::{chat, completions};
+use stream::{chat, completions, responses};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -190,6 +191,7 @@ pub async fn serve(
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
+        .route("/v1/responses", post(responses))
         .route("/v1/models", get(models))
         .route("/health", get(|| async { "ok" }))
         .route(

@@ -29,7 +29,29 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 pub(super) async fn chat(s: State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    respond(s.0, headers, body, true).await
+    respond(s.0, headers, body, Route::Chat).await
+}
+
+/// `POST /v1/responses`: the Responses API, answered as the chat route would be (its `input`
+/// read as `messages`, `max_output_tokens` as `max_tokens`) and streamed as its typed events
+/// ([`super::responses`]).
+pub(super) async fn responses(
+    s: State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match super::responses::as_chat(&body) {
+        Ok(chat) => respond(s.0, headers, chat, Route::Responses).await,
+        Err(m) => error(StatusCode::BAD_REQUEST, &m),
+    }
+}
+
+/// Which API a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Chat,
+    Completions,
+    Responses,
 }
 
 pub(super) async fn completions(
@@ -37,7 +59,7 @@ pub(super) async fn completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    respond(s.0, headers, body, false).await
+    respond(s.0, headers, body, Route::Completions).await
 }
 
 /// A parsed, validated request.
@@ -136,7 +158,8 @@ fn draw_faults(o: &SimOptions, n: u64, max_tokens: u32) -> Faults {
     }
 }
 
-async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) -> Response {
+async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, route: Route) -> Response {
+    let chat = route != Route::Completions;
     let arrival = Instant::now();
     let n = s.requests.fetch_add(1, Ordering::SeqCst);
     let request_id = headers
@@ -208,6 +231,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, chat: bool) 
         },
         reasoning: s.opts.reasoning_tokens,
         clock_style: s.opts.reply_clock.clone(),
+        responses: route == Route::Responses,
     };
     if !p.stream {
         return reply.whole(p, rx).await;
@@ -253,6 +277,8 @@ struct Reply {
     reasoning: u32,
     /// [`SimOptions::reply_clock`](crate::sim::profile::SimOptions::reply_clock).
     clock_style: String,
+    /// Streamed as the Responses API's events.
+    responses: bool,
 }
 
 /// The server's clock for one finished request: its first tokens' [`FirstClock`] and the
@@ -405,8 +431,13 @@ impl Reply {
     /// before the first token, a disconnect part-way, a malformed chunk after the first.
     fn streamed(self, p: Parsed, mut rx: Events, faults: Faults, stall: Duration) -> Response {
         let (out_tx, out_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
+        let responses = self.responses;
+        let include_usage = p.include_usage || responses;
         tokio::spawn(async move {
-            let sse = |c: wire::Chunk| Bytes::from(wire::sse(&c));
+            let sse = |c: wire::Chunk| match responses {
+                true => super::responses::event(&c),
+                false => Bytes::from(wire::sse(&c)),
+            };
             let send = |b: Bytes| {
                 let out_tx = out_tx.clone();
                 async move { out_tx.send(Ok(b)).await.is_ok() }
@@ -464,15 +495,17 @@ impl Reply {
                 self.header.finish(finish),
                 clock.as_ref(),
                 false,
-                p.include_usage,
+                include_usage,
             );
             let _ = send(sse(finish_chunk)).await;
-            if p.include_usage {
+            if include_usage {
                 let u = self.usage_with(token_at.len() as u64, clock.as_ref());
                 let c = self.clocked(self.header.usage(u), clock.as_ref(), true, true);
                 let _ = send(sse(c)).await;
             }
-            let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
+            if !responses {
+                let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
+            }
         });
         let body = futures_util::stream::unfold(out_rx, |mut rx| async move {
             rx.recv().await.map(|v| (v, rx))
