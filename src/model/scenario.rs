@@ -35,11 +35,6 @@ impl Api {
         }
     }
 
-    /// Sends messages through the server's chat template (chat, Responses), not raw text.
-    pub fn templated(self) -> bool {
-        self != Api::Completions
-    }
-
     /// As a scenario spells it (`api = "chat"`).
     pub fn name(self) -> &'static str {
         match self {

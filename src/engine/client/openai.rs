@@ -13,12 +13,10 @@ use crate::model::wire::{Chunk, Request, StreamOptions, Usage};
 use crate::plan::prompts::{Prompt, RequestSpec};
 use serde_json::{json, Value};
 
-/// The JSON body for one request: the typed fields, then `[request.extra]` (and `--param`)
+/// The JSON body for one chat or completions request (the Responses API's is
+/// [`super::responses::body`]): the typed fields, then `[request.extra]` (and `--param`)
 /// merged on top, so a scenario may override anything.
 pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
-    if api == Api::Responses {
-        return merged(super::responses::body(model, params, spec), params);
-    }
     let (messages, prompt) = match (api, &spec.prompt) {
         (Api::Chat | Api::Responses, Prompt::Text(t)) => {
             (Some(json!([{ "role": "user", "content": t }])), None)
@@ -62,7 +60,7 @@ pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &Reques
 }
 
 /// `body` with `[request.extra]` (and `--param`) merged on top.
-fn merged(mut body: Value, params: &RequestParams) -> Value {
+pub(super) fn merged(mut body: Value, params: &RequestParams) -> Value {
     if let Some(b) = body.as_object_mut() {
         for (k, v) in &params.extra {
             b.insert(k.clone(), v.clone());

@@ -9,7 +9,7 @@ use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
 use crate::model::record::{Outcome, RequestRecord};
 use crate::model::request_id;
-use crate::model::scenario::RequestParams;
+use crate::model::scenario::{Api, RequestParams};
 use crate::model::wire::Usage;
 use crate::plan::prompts::RequestSpec;
 use futures_util::StreamExt;
@@ -185,7 +185,13 @@ struct Deadlines {
 
 impl HttpSender {
     async fn execute(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
-        let body = request_body(self.target.api, &self.target.model, &self.params, &spec);
+        let body = match self.target.api {
+            Api::Responses => super::openai::merged(
+                super::responses::body(&self.target.model, &self.params, &spec),
+                &self.params,
+            ),
+            api => request_body(api, &self.target.model, &self.params, &spec),
+        };
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let sent = Instant::now();
         let by = Deadlines {
@@ -193,7 +199,7 @@ impl HttpSender {
             total: sent + Duration::from_secs_f64(self.params.timeout_s),
         };
         let mut p = Progress::new(spec.keep_reply, self.chunk_tokenizer.is_some());
-        if self.target.api == crate::model::scenario::Api::Responses {
+        if self.target.api == Api::Responses {
             p = p.of_responses();
         }
         let mut retried = false;
