@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real-engine suite on vLLM (its CPU build, installed and cached by ci/engines/vllm.sh):
-# chat and completions with --calibrate against vLLM's /tokenize, the role-only first chunk,
+# chat, completions and the Responses API with --calibrate against vLLM's /tokenize, the role-only first chunk,
 # every server metric bench maps found in a real scrape (`bench metrics` exits 1 on a missing
 # family: that is how a rename between vLLM versions is caught), and prefix caching as a real
 # one-variable change — baseline on a server started with --no-enable-prefix-caching,
@@ -28,7 +28,9 @@ if ! pid=$(bash ci/engines/vllm.sh start "$port" --no-enable-prefix-caching); th
   pid=""; exit 0
 fi
 echo "vllm suite: server up after $(( $(date +%s) - start )) s (install included)"
-for api in chat completions; do
+# The Responses API too: the same prompts as `input` messages (the same chat template, so the
+# same calibration), its typed events read; the same checks hold.
+for api in chat completions responses; do
   sed "s/^api = \"chat\"/api = \"$api\"/" scenarios/vllm.toml > "$work/$api.toml"
   "$BENCH" run "$work/$api.toml" --endpoint "$url" --out "$work/$api" --calibrate >"$work/$api.txt" 2>&1
   rc=$?; cat "$work/$api.txt"
