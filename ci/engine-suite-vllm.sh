@@ -76,5 +76,16 @@ else
   done
   check "vllm: the record row carries the server's hit rate change" "grep -Eq 'hit rate none \\(no cache lookups\\) → [0-9]+ %' '$work/record.csv'"
 fi
+# 3. The same model behind the pooling runner (`--runner pooling --convert embed`): embeddings,
+# the vllm scenario's prompts calibrated as `api = "embeddings"`.
+[ -n "$pid" ] && bash ci/engines/vllm.sh stop "$pid"; pid=""
+if ! pid=$(bash ci/engines/vllm.sh start "$port" --runner pooling --convert embed); then
+  pid=""; failed=$((failed + 1)); echo "FAILED: vLLM did not start with the pooling runner" >&2
+else
+  sed 's/^api = "chat"/api = "embeddings"/' scenarios/vllm.toml > "$work/embeddings.toml"
+  "$BENCH" run "$work/embeddings.toml" --endpoint "$url" --calibrate --out "$work/embeddings" >"$work/embeddings.txt" 2>&1
+  rc=$?; grep -E 'requests:|tokens:|^  e2e ' "$work/embeddings.txt"
+  embeddings_checks "vllm embeddings" $rc "$work/embeddings/run.json" 6
+fi
 echo "vllm suite: $passed passed, $failed failed ($(( $(date +%s) - start )) s)"
 [ "$failed" -eq 0 ]

@@ -112,5 +112,16 @@ if pid=$(LLAMA_ARGS="--slot-save-path $work/slots --cache-ram 0" bash ci/engines
 else
   failed=$((failed + 1)); echo "FAILED: start llama-server with --slot-save-path" >&2
 fi
+# Embeddings: llama-server started with --embeddings (last-token pooling on this chat model)
+# serves /v1/embeddings; the llama-server scenario's prompts, calibrated, as `api = "embeddings"`.
+bash ci/engines/llama-server.sh stop "$pid"
+if pid=$(LLAMA_ARGS="--embeddings --pooling last" bash ci/engines/llama-server.sh start "$port"); then
+  sed 's/^api = "chat"/api = "embeddings"/' scenarios/llama-server.toml > "$work/embeddings.toml"
+  "$BENCH" run "$work/embeddings.toml" --endpoint "http://127.0.0.1:$port/v1" --calibrate --out "$work/embeddings" >"$work/embeddings.txt" 2>&1
+  rc=$?; grep -E 'requests:|tokens:|^  e2e ' "$work/embeddings.txt"
+  embeddings_checks "embeddings" $rc "$work/embeddings/run.json" 8
+else
+  failed=$((failed + 1)); echo "FAILED: start llama-server with --embeddings" >&2
+fi
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -5,9 +5,6 @@
 
 mod common;
 
-use serde_json::Value;
-use std::collections::HashMap;
-
 #[test]
 fn a_responses_stream_is_timed_at_its_first_text_delta_against_the_servers_truth() {
     let dir = tempfile::tempdir().unwrap();
@@ -23,17 +20,7 @@ fn a_responses_stream_is_timed_at_its_first_text_delta_against_the_servers_truth
         &dir.path().join("o"),
         &["--sim-truth-log", log.to_str().unwrap()],
     );
-    let truth: HashMap<u64, Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter_map(|l| {
-            Some((
-                bench::model::request_id::index(l["request_id"].as_str()?)?,
-                l,
-            ))
-        })
-        .collect();
+    let truth = common::sim_truth(&log);
     assert_eq!(run["api"], "responses");
     for r in run["requests"].as_array().unwrap() {
         let t = &truth[&r["index"].as_u64().unwrap()];

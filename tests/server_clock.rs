@@ -7,9 +7,6 @@
 
 mod common;
 
-use serde_json::Value;
-use std::collections::HashMap;
-
 /// A shared-prefix workload with the prefix cache on, so cached tokens vary by request.
 fn scenario(dir: &std::path::Path, clock: &str) -> std::path::PathBuf {
     let p = dir.join(format!("{clock}.toml"));
@@ -23,18 +20,6 @@ fn scenario(dir: &std::path::Path, clock: &str) -> std::path::PathBuf {
     p
 }
 
-fn truth(path: &std::path::Path) -> HashMap<u64, Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter_map(|l| {
-            let id = bench::model::request_id::index(l["request_id"].as_str()?)?;
-            Some((id, l))
-        })
-        .collect()
-}
-
 fn check(clock: &str, source: &str, named: &str) {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path(), clock);
@@ -44,7 +29,7 @@ fn check(clock: &str, source: &str, named: &str) {
         &dir.path().join("o"),
         &["--sim-truth-log", log.to_str().unwrap()],
     );
-    let truth = truth(&log);
+    let truth = common::sim_truth(&log);
     let (mut cached, mut prompt, mut some_cached) = (0, 0, false);
     for r in run["requests"].as_array().unwrap() {
         let t = &truth[&r["index"].as_u64().unwrap()];

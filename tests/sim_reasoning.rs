@@ -11,7 +11,6 @@
 mod common;
 
 use serde_json::Value;
-use std::collections::HashMap;
 
 /// `extra`: lines of `[request.extra]`.
 fn scenario(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
@@ -24,19 +23,6 @@ fn scenario(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
     p
 }
 
-/// The simulator's truth lines by request index (a calibration probe names none).
-fn truth(path: &std::path::Path) -> HashMap<u64, Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter_map(|l| {
-            let id = bench::model::request_id::index(l["request_id"].as_str()?)?;
-            Some((id, l))
-        })
-        .collect()
-}
-
 #[test]
 fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     let dir = tempfile::tempdir().unwrap();
@@ -44,7 +30,7 @@ fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     let out = dir.path().join("o");
     let log = dir.path().join("truth.jsonl");
     let run = common::run_ok(&s, &out, &["--sim-truth-log", log.to_str().unwrap()]);
-    let truth = truth(&log);
+    let truth = common::sim_truth(&log);
     let (mut ttft_extra, mut ttfo_extra, mut tpot_rel) = (Vec::new(), Vec::new(), Vec::new());
     let mut multi = 0;
     // The server's per-token gaps, defined as the client's: the tokens handed over at one
@@ -196,7 +182,7 @@ fn without_per_chunk_usage_the_local_tokenizer_counts_each_chunk_as_the_server_s
         &out,
         &["--sim-truth-log", log.to_str().unwrap(), "--tokenizer", tok],
     );
-    let truth = truth(&log);
+    let truth = common::sim_truth(&log);
     let mut want = std::collections::BTreeMap::new();
     let (mut truth_sum, mut truth_n) = (0.0, 0.0);
     for r in run["requests"].as_array().unwrap() {

@@ -54,3 +54,14 @@ role_only_checks() {
   check "$label: the engine's first chunk carries no text (role-only)" "python3 -c \"import json,sys; d=json.loads(sys.argv[1][6:]); c=d['choices'][0]['delta']; assert 'role' in c and not (c.get('content') or c.get('reasoning_content')), c\" '$first'"
   check "$label: bench counted it in every stream and timed TTFT at the first text chunk" "python3 -c \"import json; d=json.load(open('$r')); ok=[q for q in d['requests'] if q['outcome']=='ok' and not q['warmup']]; assert all(q['preamble_chunks'] >= 1 and q['first_event_us'] <= q['ttft_us'] for q in ok); assert d['summary']['counts']['textless_first_chunk']['requests'] == len(ok)\""
 }
+
+# embeddings_checks LABEL RC RUN.json OK: an embeddings run (`api = "embeddings"`, calibrated):
+# it exits 0, every measured request is ok with an E2E and no TTFT (nothing streams), and each
+# prompt has exactly its target length.
+embeddings_checks() {
+  local label=$1 rc=$2 r=$3 ok=$4
+  check "$label: bench run exits 0" "[ $rc -eq 0 ]"
+  check "$label: every request ok" "[ \"\$(json $r \"d['summary']['counts']['ok']\")\" = $ok ]"
+  check "$label: E2E measured, no TTFT (an unstreamed answer)" "python3 -c \"import json; d=json.load(open('$r')); q=[x for x in d['requests'] if x['outcome']=='ok']; assert q and all(x['e2e_us'] > 0 and x['ttft_us'] is None for x in q); assert [l['name'] for l in d['summary']['latency']] == ['e2e', 'send_lag', 'queue']\""
+  check "$label: calibrated prompts have exactly their target length" "python3 -c \"import json; d=json.load(open('$r')); l=[(q['prompt_tokens'], q['input_tokens_target']) for q in d['requests'] if q['outcome']=='ok']; assert l and all(a == b for a, b in l), l\""
+}

@@ -49,7 +49,7 @@ fn check(run: &RunResult, need_ok: bool) -> Vec<String> {
         return p;
     }
     counts(run, &measured, need_ok, &mut p);
-    latencies(&measured, &mut p);
+    latencies(&measured, run.api.streams(), &mut p);
     let w = run.summary.throughput.window_s;
     if !(w.is_finite() && w > 0.0) {
         p.push(format!(
@@ -189,11 +189,14 @@ fn counts(run: &RunResult, measured: &[&RequestRecord], need_ok: bool, p: &mut V
     }
 }
 
-/// Successful requests have positive, finite, ordered latencies under a day.
-fn latencies(measured: &[&RequestRecord], p: &mut Vec<String>) {
+/// Successful requests have positive, finite, ordered latencies under a day (an unstreamed
+/// API's, embeddings', an E2E only).
+fn latencies(measured: &[&RequestRecord], streams: bool, p: &mut Vec<String>) {
     let mut bad: Vec<String> = Vec::new();
     for r in measured.iter().filter(|r| r.outcome.is_ok()) {
-        let why = match (r.ttft_us, r.e2e_us) {
+        // Without tokens to time, the E2E stands in for the first token.
+        let ttft = if streams { r.ttft_us } else { r.e2e_us };
+        let why = match (ttft, r.e2e_us) {
             (None, _) | (_, None) => Some("has no TTFT or E2E".to_string()),
             (Some(0), _) => Some("has a TTFT of 0 µs".to_string()),
             (Some(t), Some(e)) if t > LATENCY_MAX_US || e > LATENCY_MAX_US => Some(format!(
@@ -269,6 +272,7 @@ fn histograms(run: &RunResult, p: &mut Vec<String>) {
 fn stored_for(run: &RunResult, m: Latency) -> bool {
     (!m.reasoning_only() || run.summary.tokens.reasoning.is_some())
         && (!m.server_reported() || run.summary.server_clock.is_some())
+        && (run.api.streams() || !m.token_timed())
 }
 
 #[cfg(test)]

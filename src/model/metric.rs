@@ -88,6 +88,21 @@ impl Latency {
         self == Latency::Tpot || self.reasoning_only() || self.server_reported()
     }
 
+    /// Timed on a stream's tokens: none of these exists for an unstreamed answer
+    /// (embeddings), whose only latency is its E2E.
+    pub fn token_timed(self) -> bool {
+        matches!(
+            self,
+            Latency::Ttft
+                | Latency::Tpot
+                | Latency::Itl
+                | Latency::ItlToken
+                | Latency::Ttfo
+                | Latency::AnswerTpot
+                | Latency::TtftRest
+        )
+    }
+
     /// One value per gap of a stream, not per request: kept as a run-level histogram.
     pub fn per_gap(self) -> bool {
         matches!(self, Latency::Itl | Latency::ItlToken)

@@ -24,6 +24,8 @@ pub enum Api {
     /// `POST {endpoint}/responses` (the Responses API) with an `input` of messages, streamed
     /// as typed events.
     Responses,
+    /// `POST {endpoint}/embeddings` with an `input` text: one JSON answer, no tokens to time.
+    Embeddings,
 }
 
 impl Api {
@@ -32,7 +34,14 @@ impl Api {
             Api::Chat => "chat/completions",
             Api::Completions => "completions",
             Api::Responses => "responses",
+            Api::Embeddings => "embeddings",
         }
+    }
+
+    /// Whether its answers stream tokens (every API but embeddings): TTFT, TPOT and ITL
+    /// exist only for those.
+    pub fn streams(self) -> bool {
+        self != Api::Embeddings
     }
 
     /// As a scenario spells it (`api = "chat"`).
@@ -41,6 +50,7 @@ impl Api {
             Api::Chat => "chat",
             Api::Completions => "completions",
             Api::Responses => "responses",
+            Api::Embeddings => "embeddings",
         }
     }
 }

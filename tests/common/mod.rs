@@ -32,6 +32,20 @@ pub fn bench_ci() -> std::process::Command {
     c
 }
 
+/// The embedded simulator's truth log (`--sim-truth-log`) by request index (a calibration
+/// probe names none).
+pub fn sim_truth(path: &std::path::Path) -> HashMap<u64, serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|l| {
+            let id = bench::model::request_id::index(l["request_id"].as_str()?)?;
+            Some((id, l))
+        })
+        .collect()
+}
+
 /// A JSON file bench wrote, parsed.
 pub fn read_json(p: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()

@@ -65,6 +65,7 @@ async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Resul
             "chat/completions",
             json!({"model": target.model, "messages": [{"role": "user", "content": PROBE}]}),
         ),
+        Api::Embeddings => ("embeddings", json!({"model": target.model, "input": PROBE})),
         Api::Completions => (
             "completions",
             json!({"model": target.model, "prompt": PROBE}),
@@ -75,8 +76,10 @@ async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Resul
         for (k, v) in extra {
             b.insert(k.clone(), v.clone());
         }
-        b.insert("max_tokens".into(), json!(1));
-        b.insert("stream".into(), json!(false));
+        if target.api != Api::Embeddings {
+            b.insert("max_tokens".into(), json!(1));
+            b.insert("stream".into(), json!(false));
+        }
     }
     let http = super::http_client().map_err(|e| e.to_string())?;
     let mut req = http

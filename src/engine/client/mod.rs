@@ -13,6 +13,7 @@
 //! [`RequestRecord`]: crate::model::record::RequestRecord
 
 mod chunk_text;
+mod embeddings;
 pub mod local_tokenizer;
 pub mod openai;
 mod progress;

@@ -190,6 +190,7 @@ impl HttpSender {
                 super::responses::body(&self.target.model, &self.params, &spec),
                 &self.params,
             ),
+            Api::Embeddings => super::embeddings::body(&self.target.model, &self.params, &spec),
             api => request_body(api, &self.target.model, &self.params, &spec),
         };
         let body = serde_json::to_vec(&body).unwrap_or_default();
@@ -207,6 +208,11 @@ impl HttpSender {
         let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {
             Err(ended) => ended,
             Ok(resp) if !resp.status().is_success() => refused(resp, &ctx, by).await,
+            Ok(resp) if self.target.api == Api::Embeddings => {
+                let ended = super::embeddings::read(resp, &mut p, &ctx.abort, by.total).await;
+                done_at = p.last;
+                ended
+            }
             Ok(resp) => match not_streamed(&resp) {
                 Some(ended) => ended,
                 None => read_stream(resp, &mut p, &ctx, by, &mut done_at).await,
@@ -301,6 +307,8 @@ impl HttpSender {
         };
         let (out_tokens, from_usage) = match usage.and_then(|u| u.completion_tokens) {
             Some(n) => (n, true),
+            // An embeddings answer: usage counts the input only, and there is no output.
+            None if self.target.api == Api::Embeddings && usage.is_some() => (0, true),
             None => (p.chunks as u64, false),
         };
         let ttft_us = p.first.map(since);
@@ -337,7 +345,12 @@ impl HttpSender {
             output_tokens: out_tokens,
             output_tokens_from_usage: from_usage,
             usage_rejected,
-            max_tokens: spec.max_tokens,
+            // An embeddings request asks for no output.
+            max_tokens: if self.target.api == Api::Embeddings {
+                0
+            } else {
+                spec.max_tokens
+            },
             input_tokens_target: spec.input_tokens_target,
             content_chunks: p.chunks,
             preamble_chunks: p.preamble,

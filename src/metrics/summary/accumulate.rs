@@ -305,8 +305,12 @@ impl Accumulator {
             h.insert(Latency::ItlToken, run.streams.per_token().clone());
         }
         let clocked = self.clock.0 > 0;
+        // Successful requests without a TTFT were unstreamed answers (embeddings).
+        let streamed = self.ok == 0 || h.get(&Latency::Ttft).is_some_and(|t| !t.is_empty());
         let keep = |m: &Latency| {
-            (reasoning.is_some() || !m.reasoning_only()) && (clocked || !m.server_reported())
+            (reasoning.is_some() || !m.reasoning_only())
+                && (clocked || !m.server_reported())
+                && (streamed || !m.token_timed())
         };
         h.retain(|m, _| keep(m));
         let mut turn_accs = self.turns;

@@ -9,6 +9,7 @@
 //! line, keyed by the client's `X-Request-Id`.
 
 mod driver;
+mod embeddings;
 mod inproc;
 mod responses;
 mod routes;
@@ -192,6 +193,7 @@ pub async fn serve(
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
         .route("/v1/responses", post(responses))
+        .route("/v1/embeddings", post(embeddings::embeddings))
         .route("/v1/models", get(models))
         .route("/health", get(|| async { "ok" }))
         .route(

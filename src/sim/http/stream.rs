@@ -283,7 +283,7 @@ struct Reply {
 
 /// The server's clock for one finished request: its first tokens' [`FirstClock`] and the
 /// first and last token times.
-struct Clocked {
+pub(super) struct Clocked {
     first: FirstClock,
     decode: Duration,
 }
@@ -533,16 +533,16 @@ fn finish_reason(tokens: usize, max_tokens: u32) -> &'static str {
 }
 
 /// Writes one request's ground truth when it finishes.
-struct TruthWriter {
-    state: Arc<AppState>,
-    request_id: Option<String>,
-    arrival: Instant,
+pub(super) struct TruthWriter {
+    pub(super) state: Arc<AppState>,
+    pub(super) request_id: Option<String>,
+    pub(super) arrival: Instant,
 }
 
 impl TruthWriter {
     /// `reasoning`: how many leading tokens were reasoning; `clock`: the server's own clock
     /// as the reply reports it.
-    fn write(&self, token_at: &[Instant], reasoning: u32, clock: Option<&Clocked>) {
+    pub(super) fn write(&self, token_at: &[Instant], reasoning: u32, clock: Option<&Clocked>) {
         let Some(t) = &self.state.truth else { return };
         let us = |i: Instant| i.saturating_duration_since(self.state.epoch).as_micros() as u64;
         let line = json!({

@@ -1,0 +1,101 @@
+//! The simulator's `POST /v1/embeddings`: the input's tokens go through the engine as a
+//! prefill (one step that yields no decode: a pooling model's work), and the answer — one
+//! vector a request, derived from its tokens, with `usage.prompt_tokens` — is sent when that
+//! prefill ends. The truth log records when (`first_token_us`).
+
+use super::driver::Cmd;
+use super::stream::TruthWriter;
+use super::{error, AppState};
+use crate::sim::engine::NewRequest;
+use crate::sim::tokenize;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Dimensions of the vectors answered.
+const DIMS: usize = 16;
+
+pub(super) async fn embeddings(
+    State(s): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let arrival = Instant::now();
+    let n = s.requests.fetch_add(1, Ordering::SeqCst);
+    let text = match input(&body) {
+        Ok(t) => t,
+        Err(m) => return error(StatusCode::BAD_REQUEST, &m),
+    };
+    let tokens = tokenize::text(&text);
+    let prompt_tokens = tokens.len() as u64;
+    let vector = vector(&tokens);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cmd = Cmd::Add {
+        req: NewRequest {
+            id: n,
+            tokens,
+            output_tokens: 1,
+            arrival: 0.0,
+        },
+        max_tokens: 1,
+        ignore_eos: true,
+        answer_len: None,
+        tx,
+    };
+    if s.cmd.send(cmd).is_err() {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the engine has stopped");
+    }
+    let Some(ev) = rx.recv().await else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "the engine refused the request (longer than max_model_len or the KV cache)",
+        );
+    };
+    let truth = TruthWriter {
+        state: s.clone(),
+        request_id: headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        arrival,
+    };
+    truth.write(&[ev.at], 0, None);
+    Json(json!({
+        "object": "list",
+        "data": [{"object": "embedding", "index": 0, "embedding": vector}],
+        "model": s.model,
+        "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens},
+    }))
+    .into_response()
+}
+
+/// The request's `input`: a string, or a list of one string.
+fn input(body: &[u8]) -> Result<String, String> {
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    match v.get("input") {
+        Some(Value::String(t)) => Ok(t.clone()),
+        Some(Value::Array(a)) if a.len() == 1 && a[0].is_string() => {
+            Ok(a[0].as_str().unwrap_or_default().to_string())
+        }
+        Some(_) => Err("`input` must be a string (or a list of one string)".into()),
+        None => Err("`input` is required".into()),
+    }
+}
+
+/// A unit vector that depends only on the tokens: the same input, the same embedding.
+fn vector(tokens: &[u64]) -> Vec<f64> {
+    let mut v = [0.0; DIMS];
+    for (i, t) in tokens.iter().enumerate() {
+        v[(*t as usize + i) % DIMS] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+    v.iter().map(|x| x / norm).collect()
+}
