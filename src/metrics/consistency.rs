@@ -273,6 +273,7 @@ fn stored_for(run: &RunResult, m: Latency) -> bool {
     (!m.reasoning_only() || run.summary.tokens.reasoning.is_some())
         && (!m.server_reported() || run.summary.server_clock.is_some())
         && (run.api.streams() || !m.token_timed())
+        && (!m.tool_only() || run.summary.tokens.tool_calls.is_some())
 }
 
 #[cfg(test)]

@@ -39,11 +39,15 @@ pub enum Latency {
     Prefill,
     /// TTFT − the server's prefill: its queue, the network and the client.
     TtftRest,
+    /// Intended send → first chunk of a tool call.
+    ToolCall,
+    /// Intended send → last chunk of a tool call: its arguments complete.
+    ToolArgs,
 }
 
 impl Latency {
     /// In the order reports show them.
-    pub const ALL: [Latency; 11] = [
+    pub const ALL: [Latency; 13] = [
         Latency::Ttft,
         Latency::Tpot,
         Latency::Itl,
@@ -53,13 +57,15 @@ impl Latency {
         Latency::AnswerTpot,
         Latency::Prefill,
         Latency::TtftRest,
+        Latency::ToolCall,
+        Latency::ToolArgs,
         Latency::SendLag,
         Latency::Queue,
     ];
 
     /// The latencies the gate can judge: they have one value per request, so requests are
     /// the unit a bootstrap resamples. (ITL gaps of one stream are not independent.)
-    pub const GATED: [Latency; 7] = [
+    pub const GATED: [Latency; 9] = [
         Latency::Ttft,
         Latency::Tpot,
         Latency::E2e,
@@ -67,6 +73,8 @@ impl Latency {
         Latency::AnswerTpot,
         Latency::Prefill,
         Latency::TtftRest,
+        Latency::ToolCall,
+        Latency::ToolArgs,
     ];
 
     /// Reported only for a run whose streams carried reasoning: without any, TTFO is TTFT
@@ -85,7 +93,15 @@ impl Latency {
     /// without the server's clock no prefill), so a histogram may hold fewer values than
     /// there were successful requests.
     pub fn partial(self) -> bool {
-        self == Latency::Tpot || self.reasoning_only() || self.server_reported()
+        self == Latency::Tpot
+            || self.reasoning_only()
+            || self.server_reported()
+            || self.tool_only()
+    }
+
+    /// Timed on tool calls: reported only for a run whose replies called a tool.
+    pub fn tool_only(self) -> bool {
+        matches!(self, Latency::ToolCall | Latency::ToolArgs)
     }
 
     /// Timed on a stream's tokens: none of these exists for an unstreamed answer
@@ -100,6 +116,8 @@ impl Latency {
                 | Latency::Ttfo
                 | Latency::AnswerTpot
                 | Latency::TtftRest
+                | Latency::ToolCall
+                | Latency::ToolArgs
         )
     }
 
@@ -121,6 +139,8 @@ impl Latency {
             Latency::Queue => "queue",
             Latency::Prefill => "prefill",
             Latency::TtftRest => "ttft_rest",
+            Latency::ToolCall => "tool_call",
+            Latency::ToolArgs => "tool_args",
         }
     }
 
@@ -138,6 +158,8 @@ impl Latency {
             Latency::Queue => "queue_us",
             Latency::Prefill => "prefill_us",
             Latency::TtftRest => "ttft_rest_us",
+            Latency::ToolCall => "tool_call_us",
+            Latency::ToolArgs => "tool_args_us",
         }
     }
 
@@ -163,6 +185,10 @@ impl Latency {
             }
             Latency::TtftRest => {
                 "ttft − server prefill: server queue + network + client, replies with the server's clock"
+            }
+            Latency::ToolCall => "intended send → first chunk of a tool call (delta.tool_calls)",
+            Latency::ToolArgs => {
+                "intended send → last chunk of a tool call: its arguments complete"
             }
         }
     }
@@ -277,7 +303,7 @@ pub enum Metric {
 }
 
 /// The names a user can write, for error messages.
-const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot|prefill|ttft_rest.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy, agreement, joules_per_token or gpu_power";
+const KNOWN_METRICS: &str = "ttft|tpot|e2e|ttfo|answer_tpot|prefill|ttft_rest|tool_call|tool_args.pNN (e.g. ttft.p95, e2e.p99.9; a conversation's turns with @turnN or @turnN+, e.g. ttft.p50@turn2+), output_throughput, request_throughput, goodput, error_rate, accuracy, agreement, joules_per_token or gpu_power";
 
 impl Metric {
     /// The latency, quantile and turns of a latency metric.

@@ -119,6 +119,13 @@ pub struct StreamDetail {
     /// Where the tokens of each chunk came from.
     #[serde(default, skip_serializing_if = "ChunkTokens::is_one")]
     pub chunk_tokens: ChunkTokens,
+    /// Intended send → first chunk carrying tool-call text (`delta.tool_calls`); only for a
+    /// reply that called a tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_us: Option<u64>,
+    /// Intended send → last chunk carrying tool-call text: the call's arguments complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_args_us: Option<u64>,
 }
 
 impl StreamDetail {

@@ -195,6 +195,9 @@ pub struct Tokens {
     /// Tokens a chunk; absent when every chunk carried one token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunks: Option<ChunkSummary>,
+    /// Successful measured requests whose reply called a tool; absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u64>,
     /// The prompt tokens the server's prefix cache served, as the replies said; absent when
     /// none said.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -196,6 +196,31 @@ pub struct Delta<'a> {
     /// OpenAI's newer name.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Cow<'a, str>>,
+    /// A tool call as it is generated: its name, then its arguments' JSON text in pieces.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+/// One piece of a streamed tool call (`delta.tool_calls[i]`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct ToolCallDelta<'a> {
+    #[serde(default)]
+    pub index: u32,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionDelta<'a>>,
+}
+
+/// A tool call's function name and a piece of its arguments.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct FunctionDelta<'a> {
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Cow<'a, str>>,
 }
 
 impl Chunk<'_> {
@@ -219,6 +244,25 @@ impl Chunk<'_> {
             )
         });
         (len(&c.text) + content, reasoning)
+    }
+
+    /// Bytes of tool-call text (function names and arguments) in the first choice.
+    pub fn tool_bytes(&self) -> usize {
+        let calls = self
+            .choices
+            .first()
+            .and_then(|c| c.delta.as_ref())
+            .and_then(|d| d.tool_calls.as_ref());
+        calls.map_or(0, |calls| {
+            calls
+                .iter()
+                .filter_map(|t| t.function.as_ref())
+                .map(|f| {
+                    f.name.as_ref().map_or(0, |n| n.len())
+                        + f.arguments.as_ref().map_or(0, |a| a.len())
+                })
+                .sum()
+        })
     }
 }
 

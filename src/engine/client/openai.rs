@@ -88,6 +88,8 @@ pub struct ChunkInfo {
     /// The event that ends a stream without `[DONE]` (the Responses API's
     /// `response.completed`).
     pub done: bool,
+    /// Of `text_bytes`, bytes of tool-call text (function names and arguments).
+    pub tool_bytes: usize,
 }
 
 /// A reply's server clock: llama.cpp's `timings` or vLLM's `metrics`, ms → µs. `None` when
@@ -150,7 +152,8 @@ pub fn interpret_into(
         return Ok(info);
     }
     let (answer, reasoning) = c.text_split();
-    info.text_bytes = answer + reasoning;
+    info.tool_bytes = c.tool_bytes();
+    info.text_bytes = answer + reasoning + info.tool_bytes;
     info.reasoning_bytes = reasoning;
     if let (Some(out), Some(ch)) = (reply, c.choices.first()) {
         // The reply is kept to be the next turn's history; past a prompt's bound it could not

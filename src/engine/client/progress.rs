@@ -55,6 +55,9 @@ pub(super) struct Progress {
     counted: Option<ChunkCount>,
     /// A Responses API stream: typed events, not chat chunks.
     responses: bool,
+    /// The first and the last chunk that carried tool-call text.
+    first_tool: Option<Instant>,
+    last_tool: Option<Instant>,
 }
 
 /// The local counts replayed as if the server had put them on every chunk.
@@ -207,6 +210,10 @@ impl Progress {
             } else {
                 self.first_answer.get_or_insert(at);
             }
+            if info.tool_bytes > 0 {
+                self.first_tool.get_or_insert(at);
+                self.last_tool = Some(at);
+            }
         }
         Ok(())
     }
@@ -294,6 +301,8 @@ impl Progress {
                 _ => None,
             };
         }
+        d.tool_call_us = self.first_tool.map(&since);
+        d.tool_args_us = self.last_tool.map(&since);
         (d, itl_token, per_chunk)
     }
 }

@@ -69,6 +69,8 @@ pub struct Accumulator {
     chunks_estimated: u64,
     chunks_counted: u64,
     warmup_output_tokens: u64,
+    /// Requests whose reply called a tool.
+    tool_calls: u64,
     /// (requests, Σ cached, Σ prompt) over replies that reported both.
     cached: (u64, u64, u64),
     /// (requests with a server prefill, of those longer than TTFT, the source).
@@ -172,6 +174,7 @@ impl Accumulator {
             chunks_estimated: 0,
             chunks_counted: 0,
             warmup_output_tokens: 0,
+            tool_calls: 0,
             cached: (0, 0, 0),
             clock: (0, 0, None),
         }
@@ -256,6 +259,7 @@ impl Accumulator {
             *over += (per_request_us(r, Latency::TtftRest).is_none()) as u64;
             *source = Some(source.map_or(s.source, |was| was.max(s.source)));
         }
+        self.tool_calls += d.tool_call_us.is_some() as u64;
         self.chunks += r.content_chunks as u64;
         match d.chunk_tokens {
             ChunkTokens::One => {}
@@ -305,12 +309,14 @@ impl Accumulator {
             h.insert(Latency::ItlToken, run.streams.per_token().clone());
         }
         let clocked = self.clock.0 > 0;
+        let tools = self.tool_calls > 0;
         // Successful requests without a TTFT were unstreamed answers (embeddings).
         let streamed = self.ok == 0 || h.get(&Latency::Ttft).is_some_and(|t| !t.is_empty());
         let keep = |m: &Latency| {
             (reasoning.is_some() || !m.reasoning_only())
                 && (clocked || !m.server_reported())
                 && (streamed || !m.token_timed())
+                && (tools || !m.tool_only())
         };
         h.retain(|m, _| keep(m));
         let mut turn_accs = self.turns;
@@ -350,6 +356,7 @@ impl Accumulator {
             output_len_mismatch: self.mismatch,
             reasoning,
             chunks,
+            tool_calls: tools.then_some(self.tool_calls),
             cached: {
                 let (requests, cached_tokens, prompt_tokens) = self.cached;
                 (requests > 0 && prompt_tokens > 0).then(|| CachedPrompt {

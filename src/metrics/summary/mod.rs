@@ -73,6 +73,8 @@ pub fn per_request_us(r: &RequestRecord, m: Latency) -> Option<u64> {
         }
         Latency::AnswerTpot => r.tpot_us.map(|t| t.round() as u64),
         Latency::Prefill => r.server.and_then(|s| s.prefill_us),
+        Latency::ToolCall => r.stream.tool_call_us,
+        Latency::ToolArgs => r.stream.tool_args_us,
         // A prefill longer than the TTFT timed here (clocks that disagree) has no rest; the
         // summary counts such requests (`server_clock.prefill_over_ttft`).
         Latency::TtftRest => r.ttft_us?.checked_sub(r.server?.prefill_us?),

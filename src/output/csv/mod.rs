@@ -84,6 +84,8 @@ const REQUEST_COLUMNS: &[&str] = &[
     "server_prefill_ms",
     "server_decode_ms",
     "ttft_rest_ms",
+    "tool_call_ms",
+    "tool_args_ms",
 ];
 
 /// `requests.csv` of `records`, sorted by index.
@@ -99,7 +101,7 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
 }
 
 /// One record as a `requests.csv` row.
-fn request_row(r: &RequestRecord) -> [String; 34] {
+fn request_row(r: &RequestRecord) -> [String; 36] {
     let d = &r.stream;
     let k = r.server.as_ref();
     [
@@ -158,6 +160,8 @@ fn request_row(r: &RequestRecord) -> [String; 34] {
             r,
             Latency::TtftRest,
         )),
+        opt_ms(d.tool_call_us),
+        opt_ms(d.tool_args_us),
     ]
 }
 
