@@ -93,10 +93,7 @@ impl Latency {
     /// without the server's clock no prefill), so a histogram may hold fewer values than
     /// there were successful requests.
     pub fn partial(self) -> bool {
-        self == Latency::Tpot
-            || self.reasoning_only()
-            || self.server_reported()
-            || self.tool_only()
+        self == Latency::Tpot || self.reasoning_only() || self.server_reported() || self.tool_only()
     }
 
     /// Timed on tool calls: reported only for a run whose replies called a tool.

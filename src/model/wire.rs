@@ -208,7 +208,12 @@ pub struct ToolCallDelta<'a> {
     pub index: u32,
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        borrow,
+        default,
+        rename = "type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub kind: Option<Cow<'a, str>>,
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub function: Option<FunctionDelta<'a>>,
@@ -346,6 +351,26 @@ impl StreamHeader {
         self.chunk(vec![Choice {
             delta: Some(Delta {
                 reasoning_content: Some(Cow::Owned(text.to_string())),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }])
+    }
+
+    /// A chat chunk carrying a piece of a tool call's arguments (and, on the first, the call's
+    /// id and function name), as vLLM's tool parsers stream them.
+    pub fn tool_call(&self, name: Option<&str>, arguments: &str) -> Chunk<'static> {
+        self.chunk(vec![Choice {
+            delta: Some(Delta {
+                tool_calls: Some(vec![ToolCallDelta {
+                    index: 0,
+                    id: name.map(|_| Cow::Borrowed("call-sim-0")),
+                    kind: name.map(|_| Cow::Borrowed("function")),
+                    function: Some(FunctionDelta {
+                        name: name.map(|n| Cow::Owned(n.to_string())),
+                        arguments: Some(Cow::Owned(arguments.to_string())),
+                    }),
+                }]),
                 ..Default::default()
             }),
             ..Default::default()

@@ -53,6 +53,16 @@ pub(super) fn event(c: &Chunk) -> Bytes {
             response["metrics"] = json!(m);
         }
         ("response.completed", json!({ "response": response }))
+    } else if let Some(args) = delta
+        .and_then(|d| d.tool_calls.as_ref())
+        .and_then(|t| t.first())
+        .and_then(|t| t.function.as_ref())
+        .and_then(|f| f.arguments.as_deref())
+    {
+        (
+            "response.function_call_arguments.delta",
+            json!({ "delta": args }),
+        )
     } else if let Some(t) = delta.and_then(|d| d.reasoning_content.as_deref()) {
         ("response.reasoning_text.delta", json!({ "delta": t }))
     } else if let Some(t) = delta

@@ -75,6 +75,8 @@ struct Parsed {
     /// The prompt's text (the last message's, for chat) and the temperature asked for.
     text: String,
     temperature: Option<f64>,
+    /// The first function of a chat request's `tools`: the answer calls it.
+    tool: Option<String>,
 }
 
 fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String> {
@@ -120,7 +122,20 @@ fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String>
         model: r.model.clone().unwrap_or_else(|| default_model.to_string()),
         text,
         temperature: r.temperature,
+        tool: chat.then(|| tool_name(body)).flatten(),
     })
+}
+
+/// The name of the first function in a request's `tools`, if it has any.
+fn tool_name(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let name = v
+        .get("tools")?
+        .as_array()?
+        .first()?
+        .get("function")?
+        .get("name")?;
+    Some(name.as_str()?.to_string())
 }
 
 /// Faults drawn for one request.
@@ -230,6 +245,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, route: Route
             arrival,
         },
         reasoning: s.opts.reasoning_tokens,
+        tool: p.tool.clone(),
         clock_style: s.opts.reply_clock.clone(),
         responses: route == Route::Responses,
     };
@@ -279,6 +295,8 @@ struct Reply {
     clock_style: String,
     /// Streamed as the Responses API's events.
     responses: bool,
+    /// The function the answer calls (`tools` in the request).
+    tool: Option<String>,
 }
 
 /// The server's clock for one finished request: its first tokens' [`FirstClock`] and the
@@ -351,7 +369,15 @@ impl Reply {
     /// The chunks that carry tokens `from..to`: reasoning up to [`Reply::reasoning`], the
     /// answer after it (a step that crosses the boundary sends one chunk of each), each with
     /// the cumulative usage when `continuous`.
-    fn chunks(&self, from: usize, to: usize, continuous: bool) -> Vec<wire::Chunk<'static>> {
+    /// With a tool to call, the answer is that call: its arguments `{"query": "<words>"}` in
+    /// pieces, one a step, the closing `"}` with the last token.
+    fn chunks(
+        &self,
+        from: usize,
+        to: usize,
+        continuous: bool,
+        last: bool,
+    ) -> Vec<wire::Chunk<'static>> {
         let cut = (self.reasoning as usize).clamp(from, to);
         let with = |c: wire::Chunk<'static>, upto: usize| wire::Chunk {
             usage: continuous.then(|| self.usage(upto as u64)),
@@ -362,7 +388,21 @@ impl Reply {
             out.push(with(self.header.reasoning(&self.text(from, cut)), cut));
         }
         if to > cut {
-            out.push(with(self.header.text(&self.text(cut, to)), to));
+            let c = match &self.tool {
+                Some(name) => {
+                    let first = cut == self.reasoning as usize;
+                    let piece = format!(
+                        "{}{}{}",
+                        if first { "{\"query\": \"" } else { "" },
+                        self.text(cut, to),
+                        if last { "\"}" } else { "" }
+                    );
+                    self.header
+                        .tool_call(first.then_some(name.as_str()), &piece)
+                }
+                None => self.header.text(&self.text(cut, to)),
+            };
+            out.push(with(c, to));
         }
         out
     }
@@ -464,7 +504,7 @@ impl Reply {
                         .await;
                     return;
                 }
-                for c in self.chunks(start, token_at.len(), p.continuous_usage) {
+                for c in self.chunks(start, token_at.len(), p.continuous_usage, ev.finished) {
                     if !send(sse(c)).await {
                         return; // client gone; dropping `rx` tells the engine
                     }
@@ -490,7 +530,10 @@ impl Reply {
                 decode: token_at[token_at.len() - 1].saturating_duration_since(token_at[0]),
             });
             self.truth.write(&token_at, self.reasoning, clock.as_ref());
-            let finish = finish_reason(token_at.len(), p.max_tokens);
+            let finish = match self.tool {
+                Some(_) => "tool_calls",
+                None => finish_reason(token_at.len(), p.max_tokens),
+            };
             let finish_chunk = self.clocked(
                 self.header.finish(finish),
                 clock.as_ref(),
