@@ -4,7 +4,7 @@
 //! prefill ends. The truth log records when (`first_token_us`).
 
 use super::driver::Cmd;
-use super::stream::TruthWriter;
+use super::truth::TruthWriter;
 use super::{error, AppState};
 use crate::sim::engine::NewRequest;
 use crate::sim::tokenize;

@@ -14,6 +14,7 @@ mod inproc;
 mod responses;
 mod routes;
 mod stream;
+mod truth;
 
 use super::engine::Engine;
 use super::profile::SimOptions;

@@ -4,7 +4,8 @@
 //! chunks first for a reasoning model, a speculative step's tokens in one chunk, the
 //! cumulative usage on each when asked — the finish chunk, usage, `[DONE]`) or as one body.
 
-use super::driver::{Cmd, FirstClock};
+use super::driver::Cmd;
+use super::truth::{Clocked, TruthWriter};
 use super::{error, AppState};
 use crate::model::text::{stream_rng, vocab_word};
 use crate::model::wire::{
@@ -20,8 +21,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rand::Rng;
-use serde_json::{json, Value};
-use std::io::Write;
+use serde_json::Value;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -299,13 +299,6 @@ struct Reply {
     tool: Option<String>,
 }
 
-/// The server's clock for one finished request: its first tokens' [`FirstClock`] and the
-/// first and last token times.
-pub(super) struct Clocked {
-    first: FirstClock,
-    decode: Duration,
-}
-
 type Events = mpsc::UnboundedReceiver<super::driver::Ev>;
 
 impl Reply {
@@ -572,37 +565,5 @@ fn finish_reason(tokens: usize, max_tokens: u32) -> &'static str {
         "length"
     } else {
         "stop"
-    }
-}
-
-/// Writes one request's ground truth when it finishes.
-pub(super) struct TruthWriter {
-    pub(super) state: Arc<AppState>,
-    pub(super) request_id: Option<String>,
-    pub(super) arrival: Instant,
-}
-
-impl TruthWriter {
-    /// `reasoning`: how many leading tokens were reasoning; `clock`: the server's own clock
-    /// as the reply reports it.
-    pub(super) fn write(&self, token_at: &[Instant], reasoning: u32, clock: Option<&Clocked>) {
-        let Some(t) = &self.state.truth else { return };
-        let us = |i: Instant| i.saturating_duration_since(self.state.epoch).as_micros() as u64;
-        let line = json!({
-            "request_id": self.request_id,
-            "arrival_us": us(self.arrival),
-            "first_token_us": token_at.first().map(|i| us(*i)),
-            "token_us": token_at.iter().map(|i| us(*i)).collect::<Vec<_>>(),
-            "output_tokens": token_at.len(),
-            "reasoning_tokens": (reasoning as usize).min(token_at.len()),
-            "first_answer_us": token_at.get(reasoning as usize).map(|i| us(*i)),
-            "server_queue_us": clock.map(|c| c.first.queue.as_micros() as u64),
-            "server_prefill_us": clock.map(|c| c.first.prefill.as_micros() as u64),
-            "cached_tokens": clock.map(|c| c.first.cached),
-        });
-        if let Ok(mut w) = t.lock() {
-            let _ = writeln!(w, "{line}");
-            let _ = w.flush();
-        }
     }
 }
