@@ -123,5 +123,20 @@ if pid=$(LLAMA_ARGS="--embeddings --pooling last" bash ci/engines/llama-server.s
 else
   failed=$((failed + 1)); echo "FAILED: start llama-server with --embeddings" >&2
 fi
+# Tool calls: llama-server with --jinja and a chat template that describes tools streams each
+# call as delta.tool_calls pieces (ci/engines/tools.toml says how SmolLM2 is made to call).
+# Every request calls `search`; tool_call is timed at its first piece, tool_args at its last.
+bash ci/engines/llama-server.sh stop "$pid"
+if tmpl=$(bash ci/engines/llama-server.sh template Qwen-Qwen2.5-7B-Instruct) \
+  && pid=$(LLAMA_ARGS="--jinja --chat-template-file $tmpl" bash ci/engines/llama-server.sh start "$port"); then
+  "$BENCH" run ci/engines/tools.toml --endpoint "http://127.0.0.1:$port/v1" --out "$work/tools" >"$work/tools.txt" 2>&1
+  rc=$?; grep -E 'requests:|tokens:|^  (ttft|tool_call|tool_args|e2e) ' "$work/tools.txt"
+  r="$work/tools/run.json"
+  check "tool calls: bench run exits 0" "[ $rc -eq 0 ]"
+  check "tool calls: every request ok and every reply a call (tokens.tool_calls)" "python3 -c \"import json; d=json.load(open('$r')); s=d['summary']; assert s['counts']['ok'] == 8 and s['tokens']['tool_calls'] == 8, (s['counts'], s['tokens'])\""
+  check "tool calls: first piece = TTFT <= arguments complete = E2E, for every request" "python3 -c \"import json; d=json.load(open('$r')); q=[x for x in d['requests'] if x['outcome']=='ok']; assert q and all(x['stream']['tool_call_us'] == x['ttft_us'] <= x['stream']['tool_args_us'] == x['e2e_us'] for x in q), q; assert {'tool_call', 'tool_args'} <= {l['name'] for l in d['summary']['latency']}\""
+else
+  failed=$((failed + 1)); echo "FAILED: start llama-server with --jinja and a tool-calling template" >&2
+fi
 echo "engine: $passed passed, $failed failed"
 [ $failed -eq 0 ]

