@@ -209,10 +209,22 @@ pub fn summarize(url: &str, scrapes: &[Scrape], span_s: Option<f64>) -> ServerMe
     m.cached_prompt_tokens = delta(first, last, n.cached_prompt_tokens);
     m.admission_rejections = delta(first, last, n.admission_rejections);
     m.bucket_bounds = m_bounds;
-    m.prompt_tokens = delta(first, last, n.prompt_tokens);
+    // The prompt tokens the requests carried, as vLLM counts them: llama.cpp's counter holds
+    // only those it computed, its cached ones are counted apart.
+    let carried = |computed: Option<f64>, cached: Option<f64>| match n.queries_exclude_hits {
+        true => computed.map(|p| p + cached.unwrap_or(0.0)),
+        false => computed,
+    };
+    m.prompt_tokens = carried(
+        delta(first, last, n.prompt_tokens),
+        m.cached_prompt_tokens,
+    );
     m.generation_tokens = delta(first, last, n.generation_tokens);
     m.served_tokens_before = match (
-        value(first, n.prompt_tokens),
+        carried(
+            value(first, n.prompt_tokens),
+            value(first, n.cached_prompt_tokens),
+        ),
         value(first, n.generation_tokens),
     ) {
         (None, None) => None,

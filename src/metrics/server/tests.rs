@@ -88,8 +88,15 @@ fn llamacpp_counts_cached_prompt_tokens_apart() {
         (Some(8.0), Some(2.0), Some(0.55))
     );
     assert_eq!(m.generation_tokens, Some(1024.0));
-    // prompt_tokens_total excludes cached tokens: 15000 cached of 5000 + 15000 looked up.
+    // prompt_tokens_total excludes cached tokens: 15000 cached of 5000 + 15000 looked up, and
+    // the prompt tokens the requests carried are the two added, as vLLM counts them.
     assert!((m.prefix_cache_hit_rate.unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!(m.prompt_tokens, Some(20000.0));
+    assert!(
+        describe(&m).contains("15000 of 20000 prompt tokens from cache (75 %)"),
+        "{}",
+        describe(&m)
+    );
     assert_eq!((m.queue_time_mean_s, m.preemptions), (None, None));
 }
 
