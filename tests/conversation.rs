@@ -13,6 +13,7 @@ use bench::model::record::Outcome;
 use bench::model::scenario::Slo;
 use bench::model::summary::Summary;
 use bench::model::text::vocab_word;
+use bench::plan::conversation::Reply;
 use bench::plan::prompts::{Prompt, RequestSpec};
 use bench::plan::Plan;
 use bench::sim::http::InProcess;
@@ -68,7 +69,10 @@ impl Sender for SimSender {
             itl_us: Default::default(),
             itl_token_us: Default::default(),
             chunk_tokens: Default::default(),
-            reply: spec.keep_reply.then_some(reply),
+            reply: spec.keep_reply.then_some(Reply {
+                text: reply,
+                tool_calls: Vec::new(),
+            }),
         }
     }
 }
@@ -190,7 +194,10 @@ impl Sender for FailingTurn {
             itl_us: Default::default(),
             itl_token_us: Default::default(),
             chunk_tokens: Default::default(),
-            reply: spec.keep_reply.then(|| "ok".to_string()),
+            reply: spec.keep_reply.then(|| Reply {
+                text: "ok".into(),
+                tool_calls: Vec::new(),
+            }),
         }
     }
 }

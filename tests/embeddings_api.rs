@@ -20,13 +20,7 @@ fn scenario(dir: &std::path::Path) -> std::path::PathBuf {
 fn an_embeddings_run_is_timed_to_the_whole_answer_against_the_servers_truth() {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path());
-    let log = dir.path().join("truth.jsonl");
-    let run = common::run_ok(
-        &s,
-        &dir.path().join("o"),
-        &["--sim-truth-log", log.to_str().unwrap()],
-    );
-    let truth = common::sim_truth(&log);
+    let (run, truth) = common::run_with_truth(&s, &[]);
     for r in run["requests"].as_array().unwrap() {
         assert_eq!(r["outcome"], "ok", "{r}");
         assert!(r["ttft_us"].is_null() && r["tpot_us"].is_null(), "{r}");

@@ -14,13 +14,7 @@ fn a_responses_stream_is_timed_at_its_first_text_delta_against_the_servers_truth
         "name = \"responses\"\napi = \"responses\"\nseed = 4\n[request]\nignore_eos = true\n[workload]\ntype = \"synthetic\"\ninput_tokens = 32\noutput_tokens = 24\n[load]\nconcurrency = 2\nrequests = 10\n[sim]\nreasoning_tokens = 6\nreply_clock = \"vllm\"\n",
     )
     .unwrap();
-    let log = dir.path().join("truth.jsonl");
-    let run = common::run_ok(
-        &s,
-        &dir.path().join("o"),
-        &["--sim-truth-log", log.to_str().unwrap()],
-    );
-    let truth = common::sim_truth(&log);
+    let (run, truth) = common::run_with_truth(&s, &[]);
     assert_eq!(run["api"], "responses");
     for r in run["requests"].as_array().unwrap() {
         let t = &truth[&r["index"].as_u64().unwrap()];

@@ -23,13 +23,7 @@ fn scenario(dir: &std::path::Path, clock: &str) -> std::path::PathBuf {
 fn check(clock: &str, source: &str, named: &str) {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path(), clock);
-    let log = dir.path().join("truth.jsonl");
-    let run = common::run_ok(
-        &s,
-        &dir.path().join("o"),
-        &["--sim-truth-log", log.to_str().unwrap()],
-    );
-    let truth = common::sim_truth(&log);
+    let (run, truth) = common::run_with_truth(&s, &[]);
     let (mut cached, mut prompt, mut some_cached) = (0, 0, false);
     for r in run["requests"].as_array().unwrap() {
         let t = &truth[&r["index"].as_u64().unwrap()];

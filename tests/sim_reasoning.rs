@@ -27,10 +27,7 @@ fn scenario(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
 fn reasoning_and_multi_token_chunks_match_the_servers_truth() {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path(), "");
-    let out = dir.path().join("o");
-    let log = dir.path().join("truth.jsonl");
-    let run = common::run_ok(&s, &out, &["--sim-truth-log", log.to_str().unwrap()]);
-    let truth = common::sim_truth(&log);
+    let (run, truth) = common::run_with_truth(&s, &[]);
     let (mut ttft_extra, mut ttfo_extra, mut tpot_rel) = (Vec::new(), Vec::new(), Vec::new());
     let mut multi = 0;
     // The server's per-token gaps, defined as the client's: the tokens handed over at one
@@ -175,14 +172,7 @@ fn without_per_chunk_usage_the_local_tokenizer_counts_each_chunk_as_the_server_s
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/tokenizer-words.json"
     );
-    let log = dir.path().join("truth.jsonl");
-    let out = dir.path().join("o");
-    let run = common::run_ok(
-        &s,
-        &out,
-        &["--sim-truth-log", log.to_str().unwrap(), "--tokenizer", tok],
-    );
-    let truth = common::sim_truth(&log);
+    let (run, truth) = common::run_with_truth(&s, &["--tokenizer", tok]);
     let mut want = std::collections::BTreeMap::new();
     let (mut truth_sum, mut truth_n) = (0.0, 0.0);
     for r in run["requests"].as_array().unwrap() {

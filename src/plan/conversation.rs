@@ -9,6 +9,12 @@
 //! received to it* — then the new user message, as a chat client does, so a prefix cache sees
 //! the same prefix growth a real conversation gives it.
 //!
+//! A reply that called tools (a scenario with `tools` in `[request.extra]`) is answered as an
+//! agent answers it: the assistant message carries the calls (`tool_calls`, with their ids),
+//! and the next turn's words go back as each call's result (a `tool` message naming the call's
+//! id) instead of a new user message — so a session alternates user turns, calls and results
+//! the way a tool-using client's traffic does.
+//!
 //! Turn `t` (0-based) of session `s` is request index `s × 1,000 + t` (turns are capped at 999),
 //! so indices stay unique and deterministic across shards without counting earlier sessions.
 //! A trace's sessions (rows sharing a `session_id`) are sessions too, but each turn is its
@@ -59,6 +65,53 @@ impl Turn {
     }
 }
 
+/// What a turn's reply gives the next turn: its answer text and the tool calls it made.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// One tool call of a reply, as its streamed pieces built it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCall {
+    /// The server's id for the call; empty when it sent none.
+    pub id: String,
+    pub name: String,
+    /// The arguments' JSON text.
+    pub arguments: String,
+}
+
+impl Reply {
+    /// The assistant message this reply is in the history of turn `t`'s session.
+    fn message(&self, t: usize) -> serde_json::Value {
+        if self.tool_calls.is_empty() {
+            return json!({"role": "assistant", "content": self.text});
+        }
+        let calls: Vec<_> = self
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                json!({"id": c.call_id(t, k), "type": "function",
+                       "function": {"name": c.name, "arguments": c.arguments}})
+            })
+            .collect();
+        let content = (!self.text.is_empty()).then_some(self.text.as_str());
+        json!({"role": "assistant", "content": content, "tool_calls": calls})
+    }
+}
+
+impl ToolCall {
+    /// The server's id, else one made from the turn and the call's place in it.
+    fn call_id(&self, t: usize, k: usize) -> String {
+        match self.id.is_empty() {
+            true => format!("call_{t}_{k}"),
+            false => self.id.clone(),
+        }
+    }
+}
+
 /// One session of the plan.
 #[derive(Debug, Clone)]
 pub struct SessionSpec {
@@ -75,7 +128,7 @@ pub struct SessionSpec {
 
 impl SessionSpec {
     /// Turn `t`'s request, given the replies received to turns `0..t` (`replies.len() == t`).
-    pub fn request(&self, t: usize, replies: &[String]) -> RequestSpec {
+    pub fn request(&self, t: usize, replies: &[Reply]) -> RequestSpec {
         if let Some(spec) = &self.turns[t].fixed {
             return RequestSpec {
                 session: Some((self.index, t as u32 + 1)),
@@ -87,12 +140,22 @@ impl SessionSpec {
         if let Some(s) = &self.system {
             messages.push(json!({"role": "system", "content": s.as_str()}));
         }
-        for (turn, reply) in self.turns.iter().zip(replies).take(t) {
-            messages.push(json!({"role": "user", "content": turn.user}));
-            messages.push(json!({"role": "assistant", "content": reply}));
+        for (i, turn) in self.turns.iter().enumerate().take(t + 1) {
+            // Turn i's words: the results of the calls turn i − 1 made, else a user message.
+            match i.checked_sub(1).map(|p| (p, &replies[p].tool_calls)) {
+                Some((p, calls)) if !calls.is_empty() => {
+                    for (k, c) in calls.iter().enumerate() {
+                        messages.push(json!({"role": "tool", "tool_call_id": c.call_id(p, k),
+                                             "content": turn.user}));
+                    }
+                }
+                _ => messages.push(json!({"role": "user", "content": turn.user})),
+            }
+            if i < t {
+                messages.push(replies[i].message(i));
+            }
         }
         let turn = &self.turns[t];
-        messages.push(json!({"role": "user", "content": turn.user}));
         // Only the first turn's length is known before the run: later ones hold replies.
         let target = (t == 0).then(|| {
             turn.user_words.map(|u| {
@@ -267,7 +330,11 @@ mod tests {
         );
         let s = g.session(2, false);
         assert_eq!((s.turns.len(), g.turn_count(2)), (3, 3));
-        let replies = vec!["first reply".to_string(), "second".to_string()];
+        let reply = |t: &str| Reply {
+            text: t.to_string(),
+            ..Reply::default()
+        };
+        let replies = vec![reply("first reply"), reply("second")];
         let r0 = s.request(0, &replies[..0]);
         let r2 = s.request(2, &replies);
         assert_eq!((r0.index, r2.index), (2000, 2002));
@@ -295,6 +362,46 @@ mod tests {
         // Deterministic, and sessions differ.
         assert_eq!(g.session(2, false).turns, s.turns);
         assert_ne!(g.session(3, false).turns[0].user, s.turns[0].user);
+    }
+
+    #[test]
+    fn a_reply_that_called_tools_is_answered_with_their_results() {
+        let g = sessions("turns = 3\nuser_tokens = 4\noutput_tokens = 5");
+        let s = g.session(0, false);
+        let call = |id: &str, name: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: "{\"q\": \"x\"}".into(),
+        };
+        let replies = vec![
+            Reply {
+                text: String::new(),
+                tool_calls: vec![call("c-1", "search"), call("", "fetch")],
+            },
+            Reply {
+                text: "the answer".into(),
+                tool_calls: vec![],
+            },
+        ];
+        let Prompt::Messages(serde_json::Value::Array(m)) = s.request(2, &replies).prompt else {
+            panic!()
+        };
+        let roles: Vec<&str> = m.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "tool", "tool", "assistant", "user"]
+        );
+        assert_eq!(m[1]["content"], serde_json::Value::Null);
+        assert_eq!(m[1]["tool_calls"][0]["id"], "c-1");
+        assert_eq!(m[1]["tool_calls"][1]["function"]["name"], "fetch");
+        // A call without the server's id gets one of its own, the same in the result.
+        assert_eq!(m[1]["tool_calls"][1]["id"], "call_0_1");
+        assert_eq!(
+            (m[2]["tool_call_id"].as_str(), m[3]["tool_call_id"].as_str()),
+            (Some("c-1"), Some("call_0_1"))
+        );
+        assert_eq!(m[2]["content"].as_str(), Some(s.turns[1].user.as_str()));
+        assert_eq!(m[5]["content"].as_str(), Some(s.turns[2].user.as_str()));
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub async fn pass(
         };
         let sent = sender.send(spec, ctx).await;
         let reply = match (sent.record.outcome.is_ok(), &sent.reply) {
-            (true, Some(text)) => Ok(text.as_str()),
+            (true, Some(r)) => Ok(r.text.as_str()),
             (true, None) => Ok(""),
             (false, _) => Err(sent.record.outcome.to_string()),
         };

@@ -18,20 +18,44 @@ pub fn text(s: &str) -> Vec<u64> {
     out
 }
 
-/// A chat template: `<bos>`, then per message a role header (3 tokens), the content's words
-/// and an end token, then the assistant header the reply continues from.
+/// A chat template: `<bos>`, then per message a role header (3 tokens), the content's words,
+/// an assistant message's tool calls (each call's name and its arguments' words) and an end
+/// token, then the assistant header the reply continues from. A `tool` message must answer a
+/// call an earlier assistant message made (its `tool_call_id`), as OpenAI's API requires.
 pub fn chat(messages: &serde_json::Value) -> Result<Vec<u64>, String> {
     let arr = messages.as_array().ok_or("`messages` must be an array")?;
     if arr.is_empty() {
         return Err("`messages` must not be empty".into());
     }
     let mut out = vec![id("<|begin_of_text|>")];
+    let mut calls: Vec<&str> = Vec::new();
     for m in arr {
         let role = m
             .get("role")
             .and_then(|r| r.as_str())
             .ok_or("every message needs a string `role`")?;
         out.extend([id("<|start_header_id|>"), id(role), id("<|end_header_id|>")]);
+        if role == "tool" {
+            let answered = m.get("tool_call_id").and_then(|i| i.as_str());
+            if !answered.is_some_and(|i| calls.contains(&i)) {
+                return Err(format!(
+                    "a `tool` message must answer an earlier assistant tool call: tool_call_id {} names none",
+                    answered.unwrap_or("(missing)")
+                ));
+            }
+        }
+        for c in m
+            .get("tool_calls")
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+        {
+            calls.extend(c.get("id").and_then(|i| i.as_str()));
+            let f = c.get("function");
+            let field = |k: &str| f.and_then(|f| f.get(k)).and_then(|v| v.as_str());
+            out.extend(field("name").map(id));
+            out.extend(field("arguments").unwrap_or("").split_whitespace().map(id));
+        }
         match m.get("content") {
             Some(serde_json::Value::String(s)) => out.extend(s.split_whitespace().map(id)),
             Some(serde_json::Value::Array(parts)) => {
@@ -68,5 +92,23 @@ mod tests {
         let c = chat(&serde_json::json!([{"role":"user","content":"hi there"}])).unwrap();
         assert_eq!(c.len(), 1 + 3 + 2 + 1 + 3);
         assert!(chat(&serde_json::json!([])).is_err());
+    }
+
+    #[test]
+    fn a_tool_result_must_answer_an_earlier_call() {
+        let call = serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"a b\"}"}}]});
+        let user = serde_json::json!({"role": "user", "content": "find it"});
+        let result =
+            |id: &str| serde_json::json!({"role": "tool", "tool_call_id": id, "content": "found"});
+        let ok = chat(&serde_json::json!([user, call, result("c1")])).unwrap();
+        // The call is in the prompt: its name and its arguments' words.
+        assert_eq!(
+            ok.len(),
+            1 + (3 + 2 + 1) + (3 + 1 + 3 + 1) + (3 + 1 + 1) + 3
+        );
+        let e = chat(&serde_json::json!([user, call, result("c2")])).unwrap_err();
+        assert!(e.contains("tool_call_id c2 names none"), "{e}");
+        assert!(chat(&serde_json::json!([user, result("c1")])).is_err());
     }
 }

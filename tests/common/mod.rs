@@ -46,6 +46,20 @@ pub fn sim_truth(path: &std::path::Path) -> HashMap<u64, serde_json::Value> {
         .collect()
 }
 
+/// `bench run SCENARIO` on the embedded simulator with its truth log and `extra` flags, both
+/// written beside the scenario (`o/`, `truth.jsonl`): the run.json and the truth by index.
+pub fn run_with_truth(
+    scenario: &std::path::Path,
+    extra: &[&str],
+) -> (serde_json::Value, HashMap<u64, serde_json::Value>) {
+    let dir = scenario.parent().unwrap();
+    let log = dir.join("truth.jsonl");
+    let mut flags = vec!["--sim-truth-log", log.to_str().unwrap()];
+    flags.extend(extra);
+    let run = run_ok(scenario, &dir.join("o"), &flags);
+    (run, sim_truth(&log))
+}
+
 /// A JSON file bench wrote, parsed.
 pub fn read_json(p: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()

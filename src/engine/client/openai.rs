@@ -9,7 +9,8 @@
 
 use crate::model::record::{ClockSource, ServerClock};
 use crate::model::scenario::{Api, RequestParams};
-use crate::model::wire::{Chunk, Request, StreamOptions, Usage};
+use crate::model::wire::{Choice, Chunk, Request, StreamOptions, Usage};
+use crate::plan::conversation::{Reply, ToolCall};
 use crate::plan::prompts::{Prompt, RequestSpec};
 use serde_json::{json, Value};
 
@@ -119,13 +120,65 @@ pub(super) fn server_clock(c: &Chunk) -> Option<ServerClock> {
         .then_some(clock)
 }
 
+/// Adds a chunk's answer text and tool-call pieces to the reply kept for a later turn. Past a
+/// prompt's bound the history could not be sent, so a server that streams without end does
+/// not grow it further; a call's index past [`TOOL_CALLS_MAX`] is not kept.
+fn keep(out: &mut Reply, ch: &Choice) {
+    let room = |out: &Reply, t: &str| {
+        let held = out.text.len()
+            + out
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum::<usize>();
+        held + t.len() <= crate::config::values::limits::LINE_BYTES_MAX
+    };
+    let delta = ch.delta.as_ref();
+    for t in [ch.text.as_deref(), delta.and_then(|d| d.content.as_deref())]
+        .into_iter()
+        .flatten()
+    {
+        if room(out, t) {
+            out.text.push_str(t);
+        }
+    }
+    for piece in delta
+        .and_then(|d| d.tool_calls.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        let i = piece.index as usize;
+        if i >= TOOL_CALLS_MAX {
+            continue;
+        }
+        let f = piece.function.as_ref();
+        let name = f.and_then(|f| f.name.as_deref()).unwrap_or("");
+        let args = f.and_then(|f| f.arguments.as_deref()).unwrap_or("");
+        if !room(out, &format!("{name}{args}")) {
+            continue;
+        }
+        if out.tool_calls.len() <= i {
+            out.tool_calls.resize(i + 1, ToolCall::default());
+        }
+        let call = &mut out.tool_calls[i];
+        if let Some(id) = piece.id.as_deref() {
+            call.id = id.to_string();
+        }
+        call.name.push_str(name);
+        call.arguments.push_str(args);
+    }
+}
+
+/// The most tool calls one reply keeps for the next turn.
+const TOOL_CALLS_MAX: usize = 64;
+
 /// Interprets one JSON payload (`Err`: not a JSON object we can read), also appending the chunk's reply text (chat `content`, or completions
 /// `text`; reasoning is not part of the reply a client sends back) to `reply` when given —
 /// what a conversation's next turn carries as the assistant's message; and all its generated
 /// text (reasoning, then answer) to `generated` when given, for a local token count.
 pub fn interpret_into(
     data: &[u8],
-    reply: Option<&mut String>,
+    reply: Option<&mut Reply>,
     generated: Option<&mut String>,
 ) -> Result<ChunkInfo, String> {
     let c: Chunk = serde_json::from_slice(data).map_err(|e| {
@@ -156,22 +209,7 @@ pub fn interpret_into(
     info.text_bytes = answer + reasoning + info.tool_bytes;
     info.reasoning_bytes = reasoning;
     if let (Some(out), Some(ch)) = (reply, c.choices.first()) {
-        // The reply is kept to be the next turn's history; past a prompt's bound it could not
-        // be sent as one, so a server that streams without end does not grow it further.
-        let room = |out: &String, t: &str| {
-            out.len() + t.len() <= crate::config::values::limits::LINE_BYTES_MAX
-        };
-        if let Some(t) = ch.text.as_deref().filter(|t| room(out, t)) {
-            out.push_str(t);
-        }
-        if let Some(t) = ch
-            .delta
-            .as_ref()
-            .and_then(|d| d.content.as_deref())
-            .filter(|t| room(out, t))
-        {
-            out.push_str(t);
-        }
+        keep(out, ch);
     }
     if let (Some(out), Some(ch)) = (generated, c.choices.first()) {
         let d = ch.delta.as_ref();
@@ -269,7 +307,7 @@ mod tests {
 
     #[test]
     fn reply_text_is_the_content_without_reasoning() {
-        let mut reply = String::new();
+        let mut reply = Reply::default();
         for c in [
             &br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#[..],
             br#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#,
@@ -278,7 +316,29 @@ mod tests {
         ] {
             interpret_into(c, Some(&mut reply), None).unwrap();
         }
-        assert_eq!(reply, "Hello world");
+        assert_eq!(reply.text, "Hello world");
+        assert!(reply.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn reply_keeps_each_tool_call_built_from_its_pieces() {
+        let mut reply = Reply::default();
+        for c in [
+            &br#"{"choices":[{"delta":{"role":"assistant","content":null}}]}"#[..],
+            br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c0","type":"function","function":{"name":"search","arguments":"{\""}}]}}]}"#,
+            br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"q\": 1}"}}]}}]}"#,
+            br#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"name":"fetch","arguments":"{}"}}]}}]}"#,
+            br#"{"choices":[{"delta":{"tool_calls":[{"index":9000,"function":{"name":"x"}}]}}]}"#,
+        ] {
+            interpret_into(c, Some(&mut reply), None).unwrap();
+        }
+        assert_eq!(reply.text, "");
+        let calls: Vec<(&str, &str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(calls, [("c0", "search", "{\"q\": 1}"), ("", "fetch", "{}")]);
     }
 
     #[test]

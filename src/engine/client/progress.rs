@@ -17,6 +17,7 @@ use super::sse::SseEvent;
 use crate::engine::runner::{Gaps, TokensPerChunk};
 use crate::model::record::{ChunkTokens, Outcome, ServerClock, StreamDetail};
 use crate::model::wire::Usage;
+use crate::plan::conversation::Reply;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -43,7 +44,7 @@ pub(super) struct Progress {
     pub(super) finish_reason: Option<String>,
     pub(super) done: bool,
     /// The reply's text, kept only when a later conversation turn needs it.
-    pub(super) reply: Option<String>,
+    pub(super) reply: Option<Reply>,
     /// The first chunk with answer (non-reasoning) text.
     pub(super) first_answer: Option<Instant>,
     /// Chunks with reasoning text and no answer text.
@@ -130,7 +131,7 @@ impl Progress {
     /// its text by chunk for a local tokenizer.
     pub(super) fn new(keep_reply: bool, count: bool) -> Progress {
         Progress {
-            reply: keep_reply.then(String::new),
+            reply: keep_reply.then(Reply::default),
             text: count.then(ChunkText::default),
             ..Progress::default()
         }

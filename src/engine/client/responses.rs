@@ -13,6 +13,7 @@
 use super::openai::{error_text, server_clock, ChunkInfo};
 use crate::model::scenario::RequestParams;
 use crate::model::wire::{Chunk, CompletionDetails, PromptDetails, ReplyMetrics, Usage};
+use crate::plan::conversation::Reply;
 use crate::plan::prompts::{Prompt, RequestSpec};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -80,7 +81,7 @@ struct ResponseUsage {
 /// `reply` and all generated text to `generated` when given.
 pub fn interpret_event(
     data: &[u8],
-    reply: Option<&mut String>,
+    reply: Option<&mut Reply>,
     generated: Option<&mut String>,
 ) -> Result<ChunkInfo, String> {
     let e: Event = serde_json::from_slice(data).map_err(|err| {
@@ -93,7 +94,7 @@ pub fn interpret_event(
         "response.output_text.delta" => {
             info.text_bytes = delta.len();
             if let Some(out) = reply {
-                out.push_str(delta);
+                out.text.push_str(delta);
             }
         }
         "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {

@@ -29,6 +29,7 @@
 use crate::error::BenchError;
 use crate::model::record::{Outcome, RequestRecord};
 use crate::model::summary::SessionCounts;
+use crate::plan::conversation::Reply;
 use crate::plan::prompts::RequestSpec;
 use crate::plan::{Plan, Release, Unit};
 use futures_util::FutureExt;
@@ -93,7 +94,7 @@ pub struct Sent {
     /// The stream's chunks by tokens carried.
     pub chunk_tokens: TokensPerChunk,
     /// The generated text, when the request asked for it ([`RequestSpec::keep_reply`]).
-    pub reply: Option<String>,
+    pub reply: Option<Reply>,
 }
 
 /// Anything that can execute one request (the HTTP client, or a fake in tests).

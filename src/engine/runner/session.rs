@@ -2,7 +2,7 @@
 //! replies received so far (the module header of [`super`] says how they are timed).
 
 use super::{Sender, Shared};
-use crate::plan::conversation::SessionSpec;
+use crate::plan::conversation::{Reply, SessionSpec};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -20,7 +20,7 @@ impl<S: Sender> Shared<S> {
         let c = &self.counters;
         c.sessions_started.fetch_add(1, Ordering::SeqCst);
         let n = s.turns.len();
-        let mut replies: Vec<String> = Vec::with_capacity(n);
+        let mut replies: Vec<Reply> = Vec::with_capacity(n);
         let mut intended = start;
         for t in 0..n {
             let left = (n - t) as u64;

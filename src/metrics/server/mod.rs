@@ -215,10 +215,7 @@ pub fn summarize(url: &str, scrapes: &[Scrape], span_s: Option<f64>) -> ServerMe
         true => computed.map(|p| p + cached.unwrap_or(0.0)),
         false => computed,
     };
-    m.prompt_tokens = carried(
-        delta(first, last, n.prompt_tokens),
-        m.cached_prompt_tokens,
-    );
+    m.prompt_tokens = carried(delta(first, last, n.prompt_tokens), m.cached_prompt_tokens);
     m.generation_tokens = delta(first, last, n.generation_tokens);
     m.served_tokens_before = match (
         carried(

@@ -97,7 +97,8 @@ impl StreamHeader {
             delta: Some(Delta {
                 tool_calls: Some(vec![ToolCallDelta {
                     index: 0,
-                    id: name.map(|_| Cow::Borrowed("call-sim-0")),
+                    id: name
+                        .map(|_| Cow::Owned(format!("call-{}", self.id.as_deref().unwrap_or("0")))),
                     kind: name.map(|_| Cow::Borrowed("function")),
                     function: Some(FunctionDelta {
                         name: name.map(|n| Cow::Owned(n.to_string())),

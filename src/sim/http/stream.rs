@@ -122,8 +122,17 @@ fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String>
         model: r.model.clone().unwrap_or_else(|| default_model.to_string()),
         text,
         temperature: r.temperature,
-        tool: chat.then(|| tool_name(body)).flatten(),
+        // A request that returns a tool's result is answered in text, as a model reads it.
+        tool: chat
+            .then(|| tool_name(body))
+            .flatten()
+            .filter(|_| last_role(&r.messages) != Some("tool")),
     })
+}
+
+/// The role of a chat request's last message.
+fn last_role(messages: &Option<Value>) -> Option<&str> {
+    messages.as_ref()?.as_array()?.last()?.get("role")?.as_str()
 }
 
 /// The name of the first function in a request's `tools`, if it has any.
@@ -384,12 +393,11 @@ impl Reply {
             let c = match &self.tool {
                 Some(name) => {
                     let first = cut == self.reasoning as usize;
-                    let piece = format!(
-                        "{}{}{}",
-                        if first { "{\"query\": \"" } else { "" },
-                        self.text(cut, to),
-                        if last { "\"}" } else { "" }
-                    );
+                    let text = self.text(cut, to);
+                    let piece = match first {
+                        true => format!("{{\"query\": \"{}", text.trim_start()),
+                        false => text,
+                    } + if last { "\"}" } else { "" };
                     self.header
                         .tool_call(first.then_some(name.as_str()), &piece)
                 }
