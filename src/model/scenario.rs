@@ -26,6 +26,9 @@ pub enum Api {
     Responses,
     /// `POST {endpoint}/embeddings` with an `input` text: one JSON answer, no tokens to time.
     Embeddings,
+    /// `POST {endpoint}/rerank` with the prompt as `query` and `[request.extra] documents`:
+    /// one JSON answer of relevance scores, no tokens to time.
+    Rerank,
 }
 
 impl Api {
@@ -35,13 +38,14 @@ impl Api {
             Api::Completions => "completions",
             Api::Responses => "responses",
             Api::Embeddings => "embeddings",
+            Api::Rerank => "rerank",
         }
     }
 
-    /// Whether its answers stream tokens (every API but embeddings): TTFT, TPOT and ITL
-    /// exist only for those.
+    /// Whether its answers stream tokens (every API but the pooling ones, embeddings and
+    /// rerank): TTFT, TPOT and ITL exist only for those.
     pub fn streams(self) -> bool {
-        self != Api::Embeddings
+        !matches!(self, Api::Embeddings | Api::Rerank)
     }
 
     /// As a scenario spells it (`api = "chat"`).
@@ -51,6 +55,7 @@ impl Api {
             Api::Completions => "completions",
             Api::Responses => "responses",
             Api::Embeddings => "embeddings",
+            Api::Rerank => "rerank",
         }
     }
 }

@@ -39,11 +39,22 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         trace.as_deref().map(|t| (t, time_scale)),
         workload.is_conversation(),
     )?;
-    if workload.is_conversation() && raw.api == Api::Completions {
+    if workload.is_conversation() && !matches!(raw.api, Api::Chat | Api::Responses) {
         return Err(ctx.at(
             0..0,
             "api",
             "a conversation workload sends chat history: it needs api = \"chat\"",
+        ));
+    }
+    let documents = request.extra.get("documents");
+    let listed = documents
+        .and_then(|d| d.as_array())
+        .is_some_and(|d| !d.is_empty() && d.iter().all(|x| x.is_string()));
+    if raw.api == Api::Rerank && !listed {
+        return Err(ctx.at(
+            0..0,
+            "request.extra.documents",
+            "api = \"rerank\" ranks documents against the prompt, and has none: list them under [request.extra], e.g. documents = [\"first passage\", \"second passage\"]",
         ));
     }
     let slo = slo(ctx, raw.slo)?;

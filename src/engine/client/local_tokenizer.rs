@@ -66,6 +66,11 @@ async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Resul
             json!({"model": target.model, "messages": [{"role": "user", "content": PROBE}]}),
         ),
         Api::Embeddings => ("embeddings", json!({"model": target.model, "input": PROBE})),
+        Api::Rerank => {
+            return Err(
+                "a local tokenizer cannot count a rerank prompt: the server's usage counts the query with every document".into(),
+            )
+        }
         Api::Completions => (
             "completions",
             json!({"model": target.model, "prompt": PROBE}),
@@ -76,7 +81,7 @@ async fn probe(target: &Target, extra: &serde_json::Map<String, Value>) -> Resul
         for (k, v) in extra {
             b.insert(k.clone(), v.clone());
         }
-        if target.api != Api::Embeddings {
+        if target.api.streams() {
             b.insert("max_tokens".into(), json!(1));
             b.insert("stream".into(), json!(false));
         }

@@ -13,9 +13,9 @@
 //! [`RequestRecord`]: crate::model::record::RequestRecord
 
 mod chunk_text;
-mod embeddings;
 pub mod local_tokenizer;
 pub mod openai;
+mod pooling;
 mod progress;
 pub mod reset;
 pub mod responses;

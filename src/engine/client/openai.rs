@@ -23,11 +23,13 @@ pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &Reques
             (Some(json!([{ "role": "user", "content": t }])), None)
         }
         (Api::Chat | Api::Responses, Prompt::Messages(m)) => (Some(m.clone()), None),
-        // Embeddings bodies are `super::embeddings::body`'s; as text if one gets here.
-        (Api::Completions | Api::Embeddings, Prompt::Text(t)) => (None, Some(json!(t))),
+        // Embeddings and rerank bodies are `super::pooling`'s; as text if one gets here.
+        (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Text(t)) => {
+            (None, Some(json!(t)))
+        }
         // Rejected at load time (a `messages` dataset needs the chat API); send the last
         // message's text rather than nothing if it ever gets here.
-        (Api::Completions | Api::Embeddings, Prompt::Messages(m)) => (
+        (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Messages(m)) => (
             None,
             Some(
                 m.as_array()

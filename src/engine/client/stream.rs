@@ -190,7 +190,8 @@ impl HttpSender {
                 super::responses::body(&self.target.model, &self.params, &spec),
                 &self.params,
             ),
-            Api::Embeddings => super::embeddings::body(&self.target.model, &self.params, &spec),
+            Api::Embeddings => super::pooling::body(&self.target.model, &self.params, &spec),
+            Api::Rerank => super::pooling::rerank_body(&self.target.model, &self.params, &spec),
             api => request_body(api, &self.target.model, &self.params, &spec),
         };
         let body = serde_json::to_vec(&body).unwrap_or_default();
@@ -208,8 +209,9 @@ impl HttpSender {
         let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {
             Err(ended) => ended,
             Ok(resp) if !resp.status().is_success() => refused(resp, &ctx, by).await,
-            Ok(resp) if self.target.api == Api::Embeddings => {
-                let ended = super::embeddings::read(resp, &mut p, &ctx.abort, by.total).await;
+            Ok(resp) if !self.target.api.streams() => {
+                let api = self.target.api;
+                let ended = super::pooling::read(resp, api, &mut p, &ctx.abort, by.total).await;
                 done_at = p.last;
                 ended
             }
@@ -307,8 +309,8 @@ impl HttpSender {
         };
         let (out_tokens, from_usage) = match usage.and_then(|u| u.completion_tokens) {
             Some(n) => (n, true),
-            // An embeddings answer: usage counts the input only, and there is no output.
-            None if self.target.api == Api::Embeddings && usage.is_some() => (0, true),
+            // An embeddings or rerank answer: usage counts the input only, no output.
+            None if !self.target.api.streams() && usage.is_some() => (0, true),
             None => (p.chunks as u64, false),
         };
         let ttft_us = p.first.map(since);
@@ -345,13 +347,16 @@ impl HttpSender {
             output_tokens: out_tokens,
             output_tokens_from_usage: from_usage,
             usage_rejected,
-            // An embeddings request asks for no output.
-            max_tokens: if self.target.api == Api::Embeddings {
+            // An embeddings or rerank request asks for no output.
+            max_tokens: if !self.target.api.streams() {
                 0
             } else {
                 spec.max_tokens
             },
-            input_tokens_target: spec.input_tokens_target,
+            // A rerank prompt is the query; the server counts it with every document.
+            input_tokens_target: spec
+                .input_tokens_target
+                .filter(|_| self.target.api != Api::Rerank),
             content_chunks: p.chunks,
             preamble_chunks: p.preamble,
             first_event_us: p.first_event.map(since),

@@ -90,10 +90,10 @@ impl ServerTokenizer {
                 json!({"model": self.model, "messages": m, "add_generation_prompt": true}),
                 String::new(),
             ),
-            (Api::Completions | Api::Embeddings, Prompt::Text(t)) => {
+            (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Text(t)) => {
                 (json!({"model": self.model, "prompt": t}), t.clone())
             }
-            (Api::Completions | Api::Embeddings, Prompt::Messages(_)) => {
+            (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Messages(_)) => {
                 return Err("a messages prompt on the completions API".into())
             }
         };
@@ -102,7 +102,7 @@ impl ServerTokenizer {
         }
         // llama-server: render the chat template first, then count with special tokens.
         let content = match (self.api, prompt) {
-            (Api::Completions | Api::Embeddings, _) => text,
+            (Api::Completions | Api::Embeddings | Api::Rerank, _) => text,
             (Api::Chat | Api::Responses, p) => {
                 let messages = match p {
                     Prompt::Text(t) => json!([{"role": "user", "content": t}]),

@@ -13,6 +13,9 @@ use crate::model::summary::*;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
+/// E2E's definition for a run whose answers did not stream (embeddings, rerank).
+const UNSTREAMED_E2E: &str = "intended send → the whole answer read (an unstreamed answer)";
+
 /// What the run was, beyond its records: the runner's own counts.
 pub struct RunCounts<'a> {
     /// Requests the plan held (None for an unbounded closed loop).
@@ -384,8 +387,11 @@ impl Accumulator {
         let latency = Latency::ALL
             .into_iter()
             .filter_map(|m| {
-                h.get(&m)
-                    .map(|h| super::latency_summary(m, &Sample::from_hist(h)))
+                let mut l = super::latency_summary(m, &Sample::from_hist(h.get(&m)?));
+                if m == Latency::E2e && !streamed {
+                    l.definition = UNSTREAMED_E2E.into();
+                }
+                Some(l)
             })
             .collect();
         let turns = turn_accs.iter().map(|(t, a)| a.summary(*t)).collect();

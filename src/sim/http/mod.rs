@@ -9,8 +9,8 @@
 //! line, keyed by the client's `X-Request-Id`.
 
 mod driver;
-mod embeddings;
 mod inproc;
+mod pooling;
 mod responses;
 mod routes;
 mod stream;
@@ -194,7 +194,9 @@ pub async fn serve(
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
         .route("/v1/responses", post(responses))
-        .route("/v1/embeddings", post(embeddings::embeddings))
+        .route("/v1/embeddings", post(pooling::embeddings))
+        .route("/v1/rerank", post(pooling::rerank))
+        .route("/rerank", post(pooling::rerank))
         .route("/v1/models", get(models))
         .route("/health", get(|| async { "ok" }))
         .route(

@@ -1,12 +1,16 @@
-//! The embeddings API (`POST /v1/embeddings`): one unstreamed JSON answer a request, so there
-//! is no token to time — a request's latency is its E2E, intended send → the whole body read,
-//! and its size the prompt tokens the server's `usage.prompt_tokens` counted. TTFT, TPOT and
-//! ITL do not exist for it; throughput is requests (inputs) and prompt tokens a second.
+//! The pooling APIs, embeddings (`POST /v1/embeddings`) and rerank (`POST /v1/rerank`): one
+//! unstreamed JSON answer a request, so there is no token to time — a request's latency is
+//! its E2E, intended send → the whole body read, and its size the prompt tokens the server's
+//! usage counted (`prompt_tokens`, else `total_tokens`, which is all vLLM's rerank usage
+//! says). TTFT, TPOT and ITL do not exist for them; throughput is requests (inputs, queries)
+//! and prompt tokens a second. A rerank request sends the prompt as its `query` and the
+//! scenario's `[request.extra] documents` (merged into the body like every extra field), in
+//! the shape vLLM, llama-server and the Jina/Cohere APIs share.
 
 use super::openai::{error_text, merged};
 use super::progress::Progress;
 use crate::model::record::Outcome;
-use crate::model::scenario::RequestParams;
+use crate::model::scenario::{Api, RequestParams};
 use crate::model::wire::Usage;
 use crate::plan::prompts::{Prompt, RequestSpec};
 use futures_util::StreamExt;
@@ -18,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 /// The largest embeddings answer read (a few thousand floats a vector, a few vectors).
 const MAX_BODY: usize = 64 << 20;
 
-/// The request: the prompt's text as `input` (a messages prompt: its last message's text).
-pub fn body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
-    let input = match &spec.prompt {
+/// The prompt's text (a messages prompt: its last message's text).
+fn text(spec: &RequestSpec) -> Value {
+    match &spec.prompt {
         Prompt::Text(t) => json!(t),
         Prompt::Messages(m) => m
             .as_array()
@@ -28,17 +32,30 @@ pub fn body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
             .and_then(|l| l.get("content"))
             .cloned()
             .unwrap_or(Value::Null),
-    };
+    }
+}
+
+/// An embeddings request: the prompt's text as `input`.
+pub fn body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
     merged(
-        json!({"model": model, "input": input, "encoding_format": "float"}),
+        json!({"model": model, "input": text(spec), "encoding_format": "float"}),
         params,
     )
 }
 
+/// A rerank request: the prompt's text as `query`; the documents come from `[request.extra]`.
+pub fn rerank_body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
+    merged(json!({"model": model, "query": text(spec)}), params)
+}
+
 #[derive(Deserialize)]
 struct Answer {
+    /// Embeddings: one vector an input.
     #[serde(default)]
     data: Vec<Value>,
+    /// Rerank: one relevance score a document.
+    #[serde(default)]
+    results: Vec<Value>,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
@@ -46,9 +63,10 @@ struct Answer {
 }
 
 /// Reads the whole answer (by `deadline`, unless `abort`), and records its end as the
-/// request's last moment, its usage, and whether it held an embedding.
+/// request's last moment, its usage, and whether it held what `api` answers.
 pub(super) async fn read(
     resp: reqwest::Response,
+    api: Api,
     p: &mut Progress,
     abort: &CancellationToken,
     deadline: Instant,
@@ -73,7 +91,11 @@ pub(super) async fn read(
             Some(Ok(b)) if body.len() + b.len() > MAX_BODY => {
                 return (
                     Outcome::MalformedChunk,
-                    Some(format!("an embeddings answer over {} MiB", MAX_BODY >> 20)),
+                    Some(format!(
+                        "an answer over {} MiB ({} API)",
+                        MAX_BODY >> 20,
+                        api.name()
+                    )),
                 )
             }
             Some(Ok(b)) => body.extend_from_slice(&b),
@@ -86,7 +108,7 @@ pub(super) async fn read(
             let shown = String::from_utf8_lossy(&body[..body.len().min(120)]).into_owned();
             return (
                 Outcome::MalformedChunk,
-                Some(format!("not an embeddings answer ({e}): {shown}")),
+                Some(format!("not a {} API answer ({e}): {shown}", api.name())),
             );
         }
     };
@@ -95,13 +117,17 @@ pub(super) async fn read(
     }
     p.last = Some(at);
     p.first_event = Some(at);
-    p.usage = a.usage;
+    p.usage = a.usage.map(|mut u| {
+        u.prompt_tokens = u.prompt_tokens.or(u.total_tokens);
+        u
+    });
     p.done = true;
-    if a.data.is_empty() {
-        return (
-            Outcome::EmptyOutput,
-            Some("no embedding in the answer".into()),
-        );
+    let (held, what) = match api {
+        Api::Rerank => (&a.results, "no relevance score in the answer"),
+        _ => (&a.data, "no embedding in the answer"),
+    };
+    if held.is_empty() {
+        return (Outcome::EmptyOutput, Some(what.into()));
     }
     (Outcome::Ok, None)
 }
