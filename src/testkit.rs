@@ -40,6 +40,7 @@ pub fn record(index: u64, outcome: Outcome) -> RequestRecord {
         preamble_chunks: 0,
         first_event_us: None,
         cached_tokens: None,
+        images: None,
         server: None,
         stream: Default::default(),
         finish_reason: Some("length".into()),

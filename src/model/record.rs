@@ -273,6 +273,10 @@ pub struct RequestRecord {
     /// else llama.cpp's `timings.cache_n`); absent when the reply did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// The images the prompt carried and, where the server said, the prompt tokens they cost;
+    /// absent for a prompt without images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Images>,
     /// The server's own clock for this request, when its reply carried one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerClock>,
@@ -282,4 +286,13 @@ pub struct RequestRecord {
     pub finish_reason: Option<String>,
     /// What went wrong, for errors (truncated; credentials redacted).
     pub error: Option<String>,
+}
+
+/// A prompt's images: how many image parts it sent, and their prompt tokens by the server's
+/// usage (`usage.prompt_tokens_details.image_tokens`) where it reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Images {
+    pub sent: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }

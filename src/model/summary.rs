@@ -202,6 +202,25 @@ pub struct Tokens {
     /// none said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached: Option<CachedPrompt>,
+    /// The images the prompts carried; absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageSummary>,
+}
+
+/// Image inputs over the successful measured requests whose prompts carried any.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageSummary {
+    /// Requests with at least one image.
+    pub requests: u64,
+    /// Σ images sent.
+    pub images: u64,
+    /// Σ the prompt tokens the images cost (`usage.prompt_tokens_details.image_tokens`), over
+    /// the requests whose reply said; absent when none said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_tokens: Option<u64>,
+    /// How many replies said it.
+    #[serde(default)]
+    pub reported: u64,
 }
 
 /// This run's own prefix-cache hit rate, summed from the replies of its successful measured

@@ -69,6 +69,23 @@ pub fn replies(s: &Summary) -> Option<String> {
             c.requests
         ));
     }
+    if let Some(i) = &s.tokens.images {
+        let cost = match i.image_tokens {
+            Some(t) if i.reported == i.requests => format!(
+                ", {t} prompt tokens by the server's usage ({:.1} an image)",
+                t as f64 / i.images.max(1) as f64
+            ),
+            Some(t) => format!(
+                ", {t} prompt tokens by the usage of the {} replies that said",
+                i.reported
+            ),
+            None => ", their tokens not reported by the server".into(),
+        };
+        parts.push(format!(
+            "{} images in {} prompts{cost}",
+            i.images, i.requests
+        ));
+    }
     if let Some(k) = &s.server_clock {
         let over = if k.prefill_over_ttft > 0 {
             format!(

@@ -8,6 +8,26 @@ pub enum Prompt {
     Messages(serde_json::Value),
 }
 
+impl Prompt {
+    /// Image parts among its messages' content (`image_url` as the chat API takes them,
+    /// `input_image` as the Responses API does).
+    pub fn images(&self) -> u32 {
+        let Prompt::Messages(serde_json::Value::Array(m)) = self else {
+            return 0;
+        };
+        m.iter()
+            .filter_map(|m| m.get("content")?.as_array())
+            .flatten()
+            .filter(|p| {
+                matches!(
+                    p.get("type").and_then(|t| t.as_str()),
+                    Some("image_url" | "input_image")
+                )
+            })
+            .count() as u32
+    }
+}
+
 /// One request of the plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestSpec {

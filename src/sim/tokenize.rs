@@ -18,7 +18,35 @@ pub fn text(s: &str) -> Vec<u64> {
     out
 }
 
-/// A chat template: `<bos>`, then per message a role header (3 tokens), the content's words,
+/// The prompt tokens one image costs: a fixed number, as for a vision encoder that gives
+/// every image the same number of patches; the tokens derive from the image's URL, so the
+/// same image is the same prefix.
+const IMAGE_TOKENS: u64 = 64;
+
+/// An image part's URL or data URI (`{"type": "image_url", "image_url": {"url": …}}`, or the
+/// Responses API's `{"type": "input_image", "image_url": …}`).
+fn image_url(part: &serde_json::Value) -> Option<&str> {
+    let kind = part.get("type")?.as_str()?;
+    if !matches!(kind, "image_url" | "input_image") {
+        return None;
+    }
+    let u = part.get("image_url")?;
+    u.as_str().or_else(|| u.get("url")?.as_str())
+}
+
+/// The prompt tokens the images of `messages` cost.
+pub fn image_tokens(messages: &serde_json::Value) -> u64 {
+    let parts = messages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("content")?.as_array())
+        .flatten();
+    parts.filter(|p| image_url(p).is_some()).count() as u64 * IMAGE_TOKENS
+}
+
+/// A chat template: `<bos>`, then per message a role header (3 tokens), the content's words
+/// ([`IMAGE_TOKENS`] for each image part),
 /// an assistant message's tool calls (each call's name and its arguments' words) and an end
 /// token, then the assistant header the reply continues from. A `tool` message must answer a
 /// call an earlier assistant message made (its `tool_call_id`), as OpenAI's API requires.
@@ -62,6 +90,9 @@ pub fn chat(messages: &serde_json::Value) -> Result<Vec<u64>, String> {
                 for p in parts {
                     if let Some(t) = p.get("text").and_then(|t| t.as_str()) {
                         out.extend(t.split_whitespace().map(id));
+                    }
+                    if let Some(url) = image_url(p) {
+                        out.extend((0..IMAGE_TOKENS).map(|i| id(&format!("<|image|>{i}{url}"))));
                     }
                 }
             }

@@ -590,6 +590,7 @@ pub fn fake_record(
         preamble_chunks: 0,
         first_event_us: f.tokens.map(|(first, _)| since(first)),
         cached_tokens: None,
+        images: None,
         server: None,
         stream: Default::default(),
         finish_reason: None,

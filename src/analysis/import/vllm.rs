@@ -164,6 +164,7 @@ impl Detailed {
                     preamble_chunks: 0,
                     first_event_us: ok.then_some(queue + ttft),
                     cached_tokens: None,
+                    images: None,
                     server: None,
                     stream: Default::default(),
                     finish_reason: None,

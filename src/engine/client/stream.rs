@@ -7,7 +7,7 @@ use super::sse::{SseDecoder, MAX_EVENT_BYTES};
 use super::{counted_http_client, error_chain, ConnectCounter, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
 use crate::error::BenchError;
-use crate::model::record::{Outcome, RequestRecord};
+use crate::model::record::{Images, Outcome, RequestRecord};
 use crate::model::request_id;
 use crate::model::scenario::{Api, RequestParams};
 use crate::model::wire::Usage;
@@ -363,6 +363,12 @@ impl HttpSender {
             cached_tokens: usage.and_then(|u| u.cached_tokens()).or(p
                 .cache_n
                 .filter(|n| *n <= crate::model::wire::USAGE_TOKENS_MAX)),
+            images: Some(spec.prompt.images())
+                .filter(|n| *n > 0)
+                .map(|sent| Images {
+                    sent,
+                    tokens: usage.and_then(|u| u.image_tokens()),
+                }),
             server: p.server,
             stream,
             finish_reason: p.finish_reason,

@@ -76,6 +76,8 @@ pub struct Accumulator {
     tool_calls: u64,
     /// (requests, Σ cached, Σ prompt) over replies that reported both.
     cached: (u64, u64, u64),
+    /// (requests with images, Σ images, replies that said their tokens, Σ those tokens).
+    images: (u64, u64, u64, u64),
     /// (requests with a server prefill, of those longer than TTFT, the source).
     clock: (u64, u64, Option<ClockSource>),
 }
@@ -179,6 +181,7 @@ impl Accumulator {
             warmup_output_tokens: 0,
             tool_calls: 0,
             cached: (0, 0, 0),
+            images: (0, 0, 0, 0),
             clock: (0, 0, None),
         }
     }
@@ -263,6 +266,13 @@ impl Accumulator {
             *source = Some(source.map_or(s.source, |was| was.max(s.source)));
         }
         self.tool_calls += d.tool_call_us.is_some() as u64;
+        if let Some(i) = r.images {
+            let (n, sent, said, tokens) = &mut self.images;
+            *n += 1;
+            *sent += i.sent as u64;
+            *said += i.tokens.is_some() as u64;
+            *tokens = tokens.saturating_add(i.tokens.unwrap_or(0));
+        }
         self.chunks += r.content_chunks as u64;
         match d.chunk_tokens {
             ChunkTokens::One => {}
@@ -302,8 +312,31 @@ impl Accumulator {
         })
     }
 
+    /// This run's own hit rate from the replies that said their cached tokens.
+    fn cached_prompt(&self) -> Option<CachedPrompt> {
+        let (requests, cached_tokens, prompt_tokens) = self.cached;
+        (requests > 0 && prompt_tokens > 0).then(|| CachedPrompt {
+            requests,
+            cached_tokens,
+            prompt_tokens,
+            hit_rate: cached_tokens as f64 / prompt_tokens as f64,
+        })
+    }
+
+    /// The images the prompts carried, and their tokens where the replies said.
+    fn image_summary(&self) -> Option<ImageSummary> {
+        let (requests, images, reported, tokens) = self.images;
+        (requests > 0).then_some(ImageSummary {
+            requests,
+            images,
+            image_tokens: (reported > 0).then_some(tokens),
+            reported,
+        })
+    }
+
     /// The summary and its histograms.
     pub fn finish(self, run: RunCounts) -> (Summary, Histograms) {
+        let (cached, images) = (self.cached_prompt(), self.image_summary());
         let chunks = self.chunk_summary(&run.streams.chunk_tokens);
         let reasoning = (self.reasoning.requests > 0).then(|| self.reasoning.clone());
         let mut h = self.hists;
@@ -360,15 +393,8 @@ impl Accumulator {
             reasoning,
             chunks,
             tool_calls: tools.then_some(self.tool_calls),
-            cached: {
-                let (requests, cached_tokens, prompt_tokens) = self.cached;
-                (requests > 0 && prompt_tokens > 0).then(|| CachedPrompt {
-                    requests,
-                    cached_tokens,
-                    prompt_tokens,
-                    hit_rate: cached_tokens as f64 / prompt_tokens as f64,
-                })
-            },
+            cached,
+            images,
         };
         let start = self.start.unwrap_or(0);
         let end = self.end.unwrap_or(start);

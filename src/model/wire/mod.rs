@@ -49,6 +49,9 @@ pub struct Usage {
 pub struct PromptDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// The prompt tokens its images cost, where the server says (the simulator does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_tokens: Option<u64>,
 }
 
 /// llama.cpp's `timings`, on the last chunk of a stream (and on a whole reply): the server's
@@ -113,6 +116,9 @@ impl Usage {
                 cached_tokens: d
                     .cached_tokens
                     .filter(|c| ok(self.prompt_tokens).is_some_and(|p| *c <= p)),
+                image_tokens: d
+                    .image_tokens
+                    .filter(|c| ok(self.prompt_tokens).is_some_and(|p| *c <= p)),
             }),
         };
         let rejected = vetted.prompt_tokens != self.prompt_tokens
@@ -133,6 +139,11 @@ impl Usage {
     /// The prompt tokens the server's cache served, if it said.
     pub fn cached_tokens(&self) -> Option<u64> {
         self.prompt_tokens_details.and_then(|d| d.cached_tokens)
+    }
+
+    /// The prompt tokens the images cost, if the server said.
+    pub fn image_tokens(&self) -> Option<u64> {
+        self.prompt_tokens_details.and_then(|d| d.image_tokens)
     }
 
     /// The reasoning tokens the server counted, if it said.

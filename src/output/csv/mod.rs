@@ -86,6 +86,8 @@ const REQUEST_COLUMNS: &[&str] = &[
     "ttft_rest_ms",
     "tool_call_ms",
     "tool_args_ms",
+    "images",
+    "image_tokens",
 ];
 
 /// `requests.csv` of `records`, sorted by index.
@@ -101,7 +103,7 @@ pub fn requests(records: &[RequestRecord]) -> Result<Vec<u8>, BenchError> {
 }
 
 /// One record as a `requests.csv` row.
-fn request_row(r: &RequestRecord) -> [String; 36] {
+fn request_row(r: &RequestRecord) -> [String; 38] {
     let d = &r.stream;
     let k = r.server.as_ref();
     [
@@ -162,6 +164,11 @@ fn request_row(r: &RequestRecord) -> [String; 36] {
         )),
         opt_ms(d.tool_call_us),
         opt_ms(d.tool_args_us),
+        r.images.map(|i| i.sent.to_string()).unwrap_or_default(),
+        r.images
+            .and_then(|i| i.tokens)
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
     ]
 }
 

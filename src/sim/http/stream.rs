@@ -77,6 +77,8 @@ struct Parsed {
     temperature: Option<f64>,
     /// The first function of a chat request's `tools`: the answer calls it.
     tool: Option<String>,
+    /// The prompt tokens its images cost.
+    image_tokens: u64,
 }
 
 fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String> {
@@ -123,6 +125,7 @@ fn parse(body: &[u8], chat: bool, default_model: &str) -> Result<Parsed, String>
         text,
         temperature: r.temperature,
         // A request that returns a tool's result is answered in text, as a model reads it.
+        image_tokens: r.messages.as_ref().map_or(0, tokenize::image_tokens),
         tool: chat
             .then(|| tool_name(body))
             .flatten()
@@ -239,6 +242,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, route: Route
         chat,
         created,
         prompt_tokens,
+        image_tokens: p.image_tokens,
         header: StreamHeader {
             chat,
             id: Some(format!(
@@ -296,6 +300,8 @@ struct Reply {
     chat: bool,
     created: i64,
     prompt_tokens: u64,
+    /// Of those, the tokens its images cost.
+    image_tokens: u64,
     header: StreamHeader,
     truth: TruthWriter,
     /// Leading tokens of the answer that are reasoning.
@@ -315,9 +321,14 @@ impl Reply {
     /// reports its clock.
     fn usage_with(&self, out: u64, clock: Option<&Clocked>) -> Usage {
         let mut u = self.usage(out);
-        if let Some(c) = clock.filter(|_| self.clock_style != "none") {
+        let cached = clock
+            .filter(|_| self.clock_style != "none")
+            .map(|c| c.first.cached as u64);
+        let images = (self.image_tokens > 0).then_some(self.image_tokens);
+        if cached.is_some() || images.is_some() {
             u.prompt_tokens_details = Some(wire::PromptDetails {
-                cached_tokens: Some(c.first.cached as u64),
+                cached_tokens: cached,
+                image_tokens: images,
             });
         }
         u
