@@ -61,12 +61,7 @@ fn check_pooling_run(s: &std::path::Path, prompt: u64) {
         assert!(r["e2e_us"].as_i64().unwrap() >= prefilled, "{r}\n{t}");
     }
     let summary = &run["summary"];
-    let names: Vec<&str> = summary["latency"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["name"].as_str().unwrap())
-        .collect();
+    let names = common::latency_names(&run);
     assert_eq!(names, ["e2e", "send_lag", "queue"]);
     assert_eq!(summary["tokens"]["output_len_mismatch"], 0);
     assert_eq!(summary["tokens"]["usage_missing"], 0);

@@ -60,6 +60,16 @@ pub fn run_with_truth(
     (run, sim_truth(&log))
 }
 
+/// The latencies a run.json's summary shows, in its order.
+pub fn latency_names(run: &serde_json::Value) -> Vec<String> {
+    run["summary"]["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// A JSON file bench wrote, parsed.
 pub fn read_json(p: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
