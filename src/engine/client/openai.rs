@@ -126,21 +126,21 @@ pub(super) fn server_clock(c: &Chunk) -> Option<ServerClock> {
 /// prompt's bound the history could not be sent, so a server that streams without end does
 /// not grow it further; a call's index past [`TOOL_CALLS_MAX`] is not kept.
 fn keep(out: &mut Reply, ch: &Choice) {
-    let room = |out: &Reply, t: &str| {
+    let room = |out: &Reply, more: usize| {
         let held = out.text.len()
             + out
                 .tool_calls
                 .iter()
                 .map(|c| c.name.len() + c.arguments.len())
                 .sum::<usize>();
-        held + t.len() <= crate::config::values::limits::LINE_BYTES_MAX
+        held + more <= crate::config::values::limits::LINE_BYTES_MAX
     };
     let delta = ch.delta.as_ref();
     for t in [ch.text.as_deref(), delta.and_then(|d| d.content.as_deref())]
         .into_iter()
         .flatten()
     {
-        if room(out, t) {
+        if room(out, t.len()) {
             out.text.push_str(t);
         }
     }
@@ -156,7 +156,7 @@ fn keep(out: &mut Reply, ch: &Choice) {
         let f = piece.function.as_ref();
         let name = f.and_then(|f| f.name.as_deref()).unwrap_or("");
         let args = f.and_then(|f| f.arguments.as_deref()).unwrap_or("");
-        if !room(out, &format!("{name}{args}")) {
+        if !room(out, name.len() + args.len()) {
             continue;
         }
         if out.tool_calls.len() <= i {
