@@ -71,7 +71,15 @@ echo "litellm suite: $passed passed, $failed failed ($(( $(date +%s) - start )) 
 # LiteLLM's own Python has been seen to segfault mid-suite (dmesg: `litellm: segfault … in
 # libpython3.11`), after which every later check fails on a refused connection. That is the
 # gateway's crash, not a finding about bench: said, and the suite run once more from the start.
-if [ "$failed" -gt 0 ] && ! kill -0 "$ppid" 2>/dev/null && [ -z "${LITELLM_SUITE_RETRY:-}" ]; then
+# The crashed proxy can linger as a zombie (its parent, the start script, is gone, and the
+# process that inherits it need not reap it), which `kill -0` still finds: a proxy is gone when
+# its process is, when it is a zombie, or when nothing answers on its port.
+proxy_gone() {
+  kill -0 "$ppid" 2>/dev/null || return 0
+  [ "$(ps -o stat= -p "$ppid" 2>/dev/null | cut -c1)" = Z ] && return 0
+  ! curl -s -o /dev/null --max-time 10 "http://127.0.0.1:$pport/"
+}
+if [ "$failed" -gt 0 ] && proxy_gone && [ -z "${LITELLM_SUITE_RETRY:-}" ]; then
   echo "litellm suite: the proxy process died during the suite; its log ends:" >&2
   tail -3 "${BENCH_CACHE:-$HOME/.cache/bench}/litellm-$pport.log" >&2 2>/dev/null
   echo "litellm suite: running it once more" >&2
