@@ -113,6 +113,7 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
         environment: None,
         quality: None,
         reset: None,
+        idle_round_trip: None,
         imported: None,
     }
 }

@@ -66,6 +66,14 @@ fn check(clock: &str, source: &str, named: &str) {
     assert_eq!(k["prefill_over_ttft"], 0);
     let names = common::latency_names(&run);
     assert!(names.iter().any(|n| n == "prefill") && names.iter().any(|n| n == "ttft_rest"));
+    // The floor beside the split: idle round trips taken before the run.
+    let i = &run["idle_round_trip"];
+    assert_eq!(i["route"], "/v1/models");
+    assert_eq!(i["samples"], 5);
+    let ms = |k: &str| i[k].as_f64().unwrap();
+    assert!(
+        0.0 < ms("min_ms") && ms("min_ms") <= ms("median_ms") && ms("median_ms") <= ms("max_ms")
+    );
     let csv = std::fs::read_to_string(dir.path().join("o/requests.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     assert!(header.contains(

@@ -104,6 +104,25 @@ pub struct RunResult {
     /// How the server was made ready before this run (`--reset`); absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset: Option<ResetDone>,
+    /// The network and client cost of an idle server, measured just before the run's first
+    /// request; absent where the server did not answer the probe (and in imported runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_round_trip: Option<IdleRoundTrip>,
+}
+
+/// Idle round trips before a run: `GET {base}/models` one at a time on a client built as the
+/// load client is, each timed from its send to the end of its body (the network, the HTTP
+/// stack and the client; no model work).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleRoundTrip {
+    /// The path probed (`/v1/models`).
+    pub route: String,
+    /// Timed round trips.
+    pub samples: u32,
+    /// Their median, fastest and slowest, ms.
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
 }
 
 /// A reset done before a run.

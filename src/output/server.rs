@@ -1,5 +1,7 @@
 //! The server's figures as one line of text, for the run table and the reports.
 
+use crate::model::metric::Latency;
+use crate::model::result::IdleRoundTrip;
 use crate::model::server::{Coverage, GpuMetrics, ServerMetrics};
 use crate::model::summary::Summary;
 
@@ -52,6 +54,23 @@ pub fn gpu(g: &GpuMetrics) -> String {
         g.gpus,
         g.scrapes,
         parts.join(", ")
+    )
+}
+
+/// The idle round trip as one line, with how far `ttft_rest`'s median lies beyond it when the
+/// replies carried the server's clock: "idle round trip 0.31 ms (GET /v1/models, median of 5
+/// before the run: the network and this client alone); ttft_rest p50 1.72 ms beyond it: …".
+pub fn idle_round_trip(i: &IdleRoundTrip, s: &Summary) -> String {
+    let beyond = match s.latency(Latency::TtftRest).filter(|l| l.has_values()) {
+        Some(l) => format!(
+            "; ttft_rest p50 {:.2} ms beyond it: the queue and the server's own work outside prefill",
+            l.p50 - i.median_ms
+        ),
+        None => String::new(),
+    };
+    format!(
+        "idle round trip {:.2} ms (GET {}, median of {} before the run, {:.2}–{:.2} ms: the network and this client alone){beyond}",
+        i.median_ms, i.route, i.samples, i.min_ms, i.max_ms
     )
 }
 
@@ -186,4 +205,45 @@ pub fn coverage(c: &Coverage, url: &str) -> String {
         ));
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::{ClockSource, RequestRecord, ServerClock};
+    use crate::testkit::{lognormal_run, rng, run_of};
+
+    #[test]
+    fn the_idle_round_trip_line_says_how_far_ttft_rest_lies_beyond_it() {
+        let i = IdleRoundTrip {
+            route: "/v1/models".into(),
+            samples: 5,
+            median_ms: 0.5,
+            min_ms: 0.25,
+            max_ms: 1.0,
+        };
+        let plain = lognormal_run(10, 20.0, 0.0, &mut rng(1));
+        assert_eq!(
+            idle_round_trip(&i, &plain.summary),
+            "idle round trip 0.50 ms (GET /v1/models, median of 5 before the run, 0.25–1.00 ms: the network and this client alone)"
+        );
+        // Every request's prefill is TTFT − 2 ms: ttft_rest p50 2 ms, 1.5 beyond the floor.
+        let records = plain
+            .requests
+            .iter()
+            .map(|r| RequestRecord {
+                server: Some(ServerClock {
+                    source: ClockSource::LlamaCpp,
+                    queue_us: None,
+                    prefill_us: r.ttft_us.map(|t| t - 2000),
+                    decode_us: None,
+                }),
+                ..r.clone()
+            })
+            .collect();
+        let clocked = run_of(records, plain.scenario, 1);
+        assert!(idle_round_trip(&i, &clocked.summary).ends_with(
+            "; ttft_rest p50 1.50 ms beyond it: the queue and the server's own work outside prefill"
+        ));
+    }
 }

@@ -181,6 +181,9 @@ fn figures(o: &mut String, run: &RunResult) {
     if let Some(r) = &run.reset {
         let _ = writeln!(o, "  reset before the run: {} ({:.0} ms)", r.how, r.ms);
     }
+    if let Some(i) = &run.idle_round_trip {
+        let _ = writeln!(o, "  {}", super::server::idle_round_trip(i, &run.summary));
+    }
     if let Some(line) = super::server::replies(&run.summary) {
         let _ = writeln!(o, "  {line}");
     }

@@ -18,7 +18,7 @@ pub mod signals;
 
 use crate::config::run::RunSpec;
 use crate::engine::client::target::public;
-use crate::engine::client::{list_models, reset, server_version, HttpSender, Target};
+use crate::engine::client::{idle, list_models, reset, server_version, HttpSender, Target};
 use crate::engine::runner::{self, Cancel};
 use crate::error::BenchError;
 use crate::metrics::gpu;
@@ -62,6 +62,7 @@ struct Prepared {
     prompt_salt: Option<String>,
     prompt_lengths: String,
     reset: Option<crate::model::result::ResetDone>,
+    idle_round_trip: Option<crate::model::result::IdleRoundTrip>,
 }
 
 /// Where the run's requests go: the endpoint, and the simulator serving it when embedded
@@ -143,11 +144,14 @@ impl Session {
             Some(how) => Some(reset::reset(target, how).await?),
             None => None,
         };
+        // Last, so that nothing else is in flight: the floor of an idle server.
+        let idle_round_trip = idle::round_trip(target).await;
         Ok(Prepared {
             plan,
             prompt_salt,
             prompt_lengths,
             reset,
+            idle_round_trip,
         })
     }
 
@@ -268,6 +272,7 @@ impl Session {
             quality,
             imported: None,
             reset: prep.reset,
+            idle_round_trip: prep.idle_round_trip,
         })
     }
 

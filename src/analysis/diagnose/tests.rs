@@ -213,3 +213,27 @@ fn resummarize(
     let data = crate::testkit::data(r.requests.clone(), 1);
     crate::metrics::summary::summarize(&data, &Default::default(), true)
 }
+
+/// The idle round trip measured before the run is the network and client, not queue: taken
+/// off TTFT − prefill, a slow TTFT whose rest is mostly that floor names no queue.
+#[test]
+fn the_idle_round_trip_is_not_queue() {
+    let idle = |ms: f64| crate::model::result::IdleRoundTrip {
+        route: "/v1/models".into(),
+        samples: 5,
+        median_ms: ms,
+        min_ms: ms,
+        max_ms: ms,
+    };
+    let mut r = clocked(0.1);
+    r.idle_round_trip = Some(idle(5.0));
+    let f = diagnose(&r);
+    assert_eq!(f[0].title, "TTFT high — queueing");
+    assert!(
+        f[0].evidence[1].contains("TTFT − the server's prefill − the idle round trip"),
+        "{:?}",
+        f[0].evidence
+    );
+    r.idle_round_trip = Some(idle(700.0));
+    assert_ne!(diagnose(&r)[0].title, "TTFT high — queueing");
+}

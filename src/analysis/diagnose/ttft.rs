@@ -3,7 +3,8 @@
 //! prefill most of TTFT → prefill compute.
 //!
 //! The split is read from the replies first — each request's own prefill from the server's
-//! clock on its reply, TTFT − prefill as its queue with the network and the client, and the
+//! clock on its reply, TTFT − prefill less the run's idle round trip (the network and the
+//! client, measured before the run) as its queue, and the
 //! cached prompt tokens summed over this run's replies — and from the server's cumulative
 //! metrics only where the replies said nothing.
 
@@ -33,7 +34,10 @@ impl Split {
         };
         let server = |f: fn(&ServerMetrics) -> Option<f64>| sm.and_then(f).map(|s| s * 1000.0);
         Split {
-            queue: mean(Latency::TtftRest).or_else(|| server(|m| m.queue_time_mean_s)),
+            // TTFT − prefill less the idle round trip: the network and client are not queue.
+            queue: mean(Latency::TtftRest)
+                .map(|r| (r - run.idle_round_trip.as_ref().map_or(0.0, |i| i.median_ms)).max(0.0))
+                .or_else(|| server(|m| m.queue_time_mean_s)),
             prefill: mean(Latency::Prefill).or_else(|| server(|m| m.prefill_time_mean_s)),
             hit: match &run.summary.tokens.cached {
                 Some(c) => Some(c.hit_rate),
@@ -140,7 +144,10 @@ fn cause(
     if let Some(q) = most(split.queue) {
         evidence.push(format!(
             "server queue time mean {q:.0} ms of TTFT mean {ttft_mean:.0} ms{}",
-            split.per_request("TTFT − the server's prefill, its queue with the network and client")
+            split.per_request(match &run.idle_round_trip {
+                Some(_) => "TTFT − the server's prefill − the idle round trip",
+                None => "TTFT − the server's prefill, its queue with the network and client",
+            })
         ));
         if let Some(w) = sm.and_then(|m| m.waiting_peak) {
             evidence.push(format!("waiting peak {w:.0}"));

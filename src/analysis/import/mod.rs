@@ -254,6 +254,7 @@ fn run_of(
         environment: None,
         quality: None,
         reset: None,
+        idle_round_trip: None,
         imported: Some(Imported {
             tool: p.tool.into(),
             file: file.display().to_string(),

@@ -13,6 +13,7 @@
 //! [`RequestRecord`]: crate::model::record::RequestRecord
 
 mod chunk_text;
+pub mod idle;
 pub mod local_tokenizer;
 pub mod openai;
 mod pooling;
