@@ -496,7 +496,18 @@ fn sweep_writes_the_curve_and_finds_a_max_rate() {
             .find(|p| rate(p).is_some_and(|x| (x - r).abs() < 1e-9))
     };
     let upper = at(hi).unwrap_or_else(|| panic!("upper end {hi} was never tested: {points:?}"));
-    assert!(upper["slo_attainment"].as_f64().unwrap() < 0.95, "{upper}");
+    // It failed as the sweep judges a point: the SLOs missed, or the offered load not served
+    // (at least 90 % of it, in the steady state when there is one, and not over-saturated).
+    // Which of the two a rate trips depends on this machine's speed.
+    let f = |k: &str| upper[k].as_f64().unwrap();
+    let served = match upper.get("saturation") {
+        Some(s) => {
+            s["over"] == false
+                && s["served_rps"].as_f64().unwrap() >= 0.9 * s["offered_rps"].as_f64().unwrap()
+        }
+        None => f("achieved_rps") >= 0.9 * f("offered_rps"),
+    };
+    assert!(f("slo_attainment") < 0.95 || !served, "{upper}");
     assert!(
         lo == 0.0
             || at(lo).is_some()

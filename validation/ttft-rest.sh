@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where TTFT − prefill goes on llama-server: the `llama-server` scenario one request at a time
 # (no queue), ROUNDS runs on each server configuration, the median of TTFT − the server's own
-# prompt_ms per run, beside a loopback GET /health round trip (the network alone). The
+# prompt_ms per run, beside the idle round trip bench times before each run (GET /v1/models
+# on its own client: the network and the client) and a curl GET /health. The
 # configurations take away the server's work before the prompt starts one piece at a time:
 # `default` (Jinja chat template and its output parser, host-memory prompt cache), `nojinja`
 # (--no-jinja: the built-in template), `cr0` (--cache-ram 0: no prompt-cache save and restore),
@@ -32,8 +33,10 @@ import json, statistics as st, sys
 d = json.load(open(sys.argv[1]))
 q = [r for r in d["requests"] if r["outcome"] == "ok" and not r["warmup"] and (r.get("server") or {}).get("prefill_us")]
 rest = [(r["ttft_us"] - r["server"]["prefill_us"]) / 1e3 for r in q]
+idle = d["idle_round_trip"]["median_ms"]
 print(f"{sys.argv[2]} run {sys.argv[3]}: TTFT − prefill median {st.median(rest):.2f} ms "
-      f"(min {min(rest):.2f}, max {max(rest):.2f}; {len(rest)} requests), prefill median "
+      f"(min {min(rest):.2f}, max {max(rest):.2f}; {len(rest)} requests), idle round trip "
+      f"{idle:.2f} ms, rest − idle {st.median(rest) - idle:.2f} ms, prefill median "
       f"{st.median(r['server']['prefill_us'] / 1e3 for r in q):.1f} ms")
 PY
   done

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Checks what bench read of the server's own per-request clock in one or more run.json files.
 
-    server-clock-check.py [--min-hit-rate R] RUN.json...
+    server-clock-check.py [--min-hit-rate R] [--rest-within MS] RUN.json...
 
 For every successful measured request: the reply carried the server's prefill, and the TTFT
-bench timed is at least that prefill (TTFT − prefill ≥ 0). For the runs together: the run's
-own prefix-cache hit rate in the summary equals Σ cached / Σ prompt tokens summed here from
-the records, and is at least R when given. Prints the medians of prefill and TTFT − prefill.
+bench timed is at least that prefill (TTFT − prefill ≥ 0). For each run: its own prefix-cache
+hit rate in the summary equals Σ cached / Σ prompt tokens summed here from the records, and is
+at least R when given; with --rest-within, the median of TTFT − prefill is at most MS beyond
+the idle round trip bench measured before the run (GET /v1/models: the network and client).
+Prints the medians of prefill and TTFT − prefill, and the idle round trip.
 """
 import json
 import statistics
@@ -14,9 +16,13 @@ import sys
 
 
 def main(argv):
-    min_hit = None
-    if argv[:1] == ["--min-hit-rate"]:
-        min_hit, argv = float(argv[1]), argv[2:]
+    min_hit = within = None
+    while argv[:1] in (["--min-hit-rate"], ["--rest-within"]):
+        if argv[0] == "--min-hit-rate":
+            min_hit = float(argv[1])
+        else:
+            within = float(argv[1])
+        argv = argv[2:]
     problems = []
     for path in argv:
         run = json.load(open(path))
@@ -43,12 +49,20 @@ def main(argv):
             problems.append(f"{path}: hit rate {c['hit_rate']} != {cached}/{prompt}")
         elif min_hit is not None and c["hit_rate"] < min_hit:
             problems.append(f"{path}: hit rate {c['hit_rate']:.3f} < {min_hit}")
+        idle = (run.get("idle_round_trip") or {}).get("median_ms")
+        if within is not None and idle is None:
+            problems.append(f"{path}: no idle round trip in run.json")
         if rest:
+            beyond = "" if idle is None else (
+                f", idle round trip {idle:.2f} ms: the rest lies {statistics.median(rest) - idle:.2f} ms beyond it"
+            )
             print(
                 f"{path}: {len(ok)} requests, prefill median {statistics.median(prefill):.2f} ms, "
                 f"TTFT − prefill median {statistics.median(rest):.2f} ms (min {min(rest):.2f}, "
-                f"max {max(rest):.2f}), hit rate {cached}/{prompt}"
+                f"max {max(rest):.2f}){beyond}, hit rate {cached}/{prompt}"
             )
+            if within is not None and idle is not None and statistics.median(rest) - idle > within:
+                problems.append(f"{path}: TTFT − prefill median is more than {within} ms beyond the idle round trip")
     for p in problems:
         print("  " + p, file=sys.stderr)
     return 1 if problems else 0
