@@ -2,9 +2,11 @@
 """Checks ci/engine-suite.sh's --reset runs: WORK/plain-{1,2,3} and WORK/reset-{1,2,3}.
 
 Each run's first request (index 0): its cached prompt tokens and TTFT. With --reset, every
-run's first request has nothing cached and their TTFTs are within 25 % of each other, and each
+run's first request has nothing cached and their TTFTs are within 50 % of each other, and each
 run.json records the reset; without, the first run's first request is cold and the later
-runs' find the prompt cached (and are faster).
+runs' find the prompt cached (and are faster). The band is this shared 2-core machine's: cold
+first requests of the same prompt measured 2.7–4.2 s across runs of one session (spreads of
+24 % and 28 % within one suite), where a cached one takes 0.14–0.20 s.
 """
 import json
 import sys
@@ -31,8 +33,8 @@ if not all(c > 0 and t < plain[0][1] for c, t, _ in plain[1:]):
 if not all(c == 0 and r is not None and r["how"].startswith("llama.cpp") for c, _, r in reset):
     problems.append("with --reset a run's first request found a cached prompt, or run.json has no reset")
 ttfts = [t for _, t, _ in reset]
-if max(ttfts) > 1.25 * min(ttfts):
-    problems.append(f"with --reset the first requests' TTFTs differ by more than 25 %: {ttfts}")
+if max(ttfts) > 1.5 * min(ttfts):
+    problems.append(f"with --reset the first requests' TTFTs differ by more than 50 %: {ttfts}")
 for p in problems:
     print("  " + p, file=sys.stderr)
 sys.exit(1 if problems else 0)
