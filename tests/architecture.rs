@@ -69,7 +69,12 @@ fn non_test(text: &str) -> &str {
     while let Some(i) = text[from..].find("#[cfg(test)]") {
         let at = from + i;
         let after = text[at + "#[cfg(test)]".len()..].trim_start();
-        if after.starts_with("mod ") || after.starts_with("pub mod ") {
+        let after = match after.strip_prefix("pub") {
+            // `pub mod`, `pub(super) mod`, `pub(crate) mod`, …
+            Some(rest) => rest.trim_start_matches(|c: char| c != ' ').trim_start(),
+            None => after,
+        };
+        if after.starts_with("mod ") {
             return &text[..at];
         }
         from = at + 1;
@@ -586,5 +591,35 @@ fn no_pub_item_is_used_only_inside_its_own_file() {
         private.is_empty(),
         "pub items no other file uses; make them private (or delete them when nothing uses them):\n{}",
         private.join("\n")
+    );
+}
+
+/// Production code handles what the network and users send: no `.unwrap()` outside tests
+/// (`tests.rs`, `tests_*.rs`, `testkit.rs` and `#[cfg(test)]` modules), in lib.rs and
+/// main.rs too.
+#[test]
+fn production_code_never_unwraps() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    for top in ["lib.rs", "main.rs"] {
+        let text = std::fs::read_to_string(src.join(top)).unwrap();
+        files.push((top.to_string(), String::new(), non_test(&text).to_string()));
+    }
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|(file, _, code)| {
+            code_only(code)
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| l.contains(".unwrap()"))
+                .map(|(i, l)| format!("{file}:{}: {}", i + 1, l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "`.unwrap()` in production code; return a typed error (or `expect` an invariant, saying why it holds):\n{}",
+        found.join("\n")
     );
 }
