@@ -118,6 +118,32 @@ pub fn run_of(records: Vec<RequestRecord>, scenario: Scenario, peak_concurrency:
     }
 }
 
+/// `run` again, each successful reply carrying llama.cpp's clock: prefill `prefill(ttft_us)`,
+/// decode `decode_us`, and the rest of each record as `with` leaves it.
+pub fn clocked(
+    run: RunResult,
+    prefill: impl Fn(u64) -> u64,
+    decode_us: Option<u64>,
+    with: impl Fn(RequestRecord) -> RequestRecord,
+) -> RunResult {
+    let records = run
+        .requests
+        .iter()
+        .map(|r| {
+            with(RequestRecord {
+                server: Some(crate::model::record::ServerClock {
+                    source: crate::model::record::ClockSource::LlamaCpp,
+                    queue_us: None,
+                    prefill_us: r.ttft_us.map(&prefill),
+                    decode_us,
+                }),
+                ..r.clone()
+            })
+        })
+        .collect();
+    run_of(records, run.scenario, 1)
+}
+
 /// A run of `n` requests whose TTFT (and E2E) is log-normal with median `median_ms` and σ 0.5,
 /// times a run-level drift factor e^`drift`.
 pub fn lognormal_run(n: usize, median_ms: f64, drift: f64, rng: &mut ChaCha8Rng) -> RunResult {

@@ -210,8 +210,7 @@ pub fn coverage(c: &Coverage, url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::record::{ClockSource, RequestRecord, ServerClock};
-    use crate::testkit::{lognormal_run, rng, run_of};
+    use crate::testkit::{clocked, lognormal_run, rng};
 
     #[test]
     fn the_idle_round_trip_line_says_how_far_ttft_rest_lies_beyond_it() {
@@ -228,20 +227,7 @@ mod tests {
             "idle round trip 0.50 ms (GET /v1/models, median of 5 before the run, 0.25–1.00 ms: the network and this client alone)"
         );
         // Every request's prefill is TTFT − 2 ms: ttft_rest p50 2 ms, 1.5 beyond the floor.
-        let records = plain
-            .requests
-            .iter()
-            .map(|r| RequestRecord {
-                server: Some(ServerClock {
-                    source: ClockSource::LlamaCpp,
-                    queue_us: None,
-                    prefill_us: r.ttft_us.map(|t| t - 2000),
-                    decode_us: None,
-                }),
-                ..r.clone()
-            })
-            .collect();
-        let clocked = run_of(records, plain.scenario, 1);
+        let clocked = clocked(plain, |t| t - 2000, None, |r| r);
         assert!(idle_round_trip(&i, &clocked.summary).ends_with(
             "; ttft_rest p50 1.50 ms beyond it: the queue and the server's own work outside prefill"
         ));

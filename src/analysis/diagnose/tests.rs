@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::record::{ClockSource, RequestRecord, ServerClock};
+use crate::model::record::RequestRecord;
 use crate::output::diagnose::render;
 use crate::testkit::{lognormal_run, rng};
 
@@ -10,23 +10,12 @@ fn base(median_ms: f64) -> RunResult {
 /// A slow-TTFT run whose replies carried the server's clock: `prefill_share` of each
 /// request's TTFT was prefill, and a quarter of its prompt was cached.
 fn clocked(prefill_share: f64) -> RunResult {
-    let base = base(900.0);
-    let records = base
-        .requests
-        .iter()
-        .map(|r| RequestRecord {
-            server: Some(ServerClock {
-                source: ClockSource::LlamaCpp,
-                queue_us: None,
-                prefill_us: r.ttft_us.map(|t| (t as f64 * prefill_share) as u64),
-                decode_us: Some(0),
-            }),
-            cached_tokens: Some(25),
-            prompt_tokens: Some(100),
-            ..r.clone()
-        })
-        .collect();
-    crate::testkit::run_of(records, base.scenario, 1)
+    let prefill = move |t: u64| (t as f64 * prefill_share) as u64;
+    crate::testkit::clocked(base(900.0), prefill, Some(0), |r| RequestRecord {
+        cached_tokens: Some(25),
+        prompt_tokens: Some(100),
+        ..r
+    })
 }
 
 #[test]
