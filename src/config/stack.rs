@@ -21,7 +21,6 @@ pub struct StackConfig {
     /// In the order they are applied.
     pub tries: Vec<Change>,
     pub repeat: usize,
-    pub ladder: bool,
     pub keep_going: bool,
     /// Where the runs are read from (`--from`), else measured now under `out`.
     pub from: Option<PathBuf>,
@@ -52,7 +51,6 @@ impl StackConfig {
             base,
             tries,
             repeat: super::values::repeats(args.repeat)?,
-            ladder: args.ladder,
             keep_going: args.keep_going,
             from: args.from.clone(),
             out: args

@@ -71,7 +71,6 @@ pub fn load(path: &Path, columns: Option<&TraceColumns>) -> Result<Trace, Scenar
     }
     let (rows, units) = sessions(path, &names, rows)?;
     Ok(Trace {
-        path: path.to_path_buf(),
         rows: rows.into_iter().map(|r| r.row).collect(),
         units,
         sha256,

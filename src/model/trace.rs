@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::path::PathBuf;
 
 /// One request of a trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +23,6 @@ pub struct TraceRow {
 
 #[derive(Debug)]
 pub struct Trace {
-    pub path: PathBuf,
     pub rows: Vec<TraceRow>,
     /// What is released at a timestamp, in order: the row indices of each session (rows
     /// sharing a `session_id`, in file order), or one row alone. One row each when the trace
@@ -121,7 +119,6 @@ mod tests {
     #[test]
     fn reuse_counts_leading_blocks_seen_before() {
         let t = Trace {
-            path: "t".into(),
             rows: vec![
                 row(&[1, 2, 3]),
                 row(&[1, 2, 4]),

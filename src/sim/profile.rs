@@ -39,15 +39,6 @@ impl Quant {
         })
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Quant::None => "none",
-            Quant::Fp8 => "fp8",
-            Quant::Int8 => "int8",
-            Quant::Int4 => "int4",
-        }
-    }
-
     /// Bytes per weight.
     pub fn bytes(self) -> f64 {
         match self {

@@ -26,7 +26,7 @@ pub mod target;
 pub mod tokenize;
 
 pub use stream::HttpSender;
-pub use target::{normalize_base, Target};
+pub use target::Target;
 
 use crate::error::BenchError;
 use crate::model::wire::ModelList;
