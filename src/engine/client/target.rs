@@ -143,7 +143,7 @@ pub fn public(url: &str) -> String {
 }
 
 /// `http://h:p` and `http://h:p/` mean `http://h:p/v1/`; any other path is kept.
-pub fn normalize_base(endpoint: &str) -> Result<Url, BenchError> {
+fn normalize_base(endpoint: &str) -> Result<Url, BenchError> {
     let mut url = Url::parse(endpoint).map_err(|e| {
         BenchError::usage(format!(
             "endpoint `{endpoint}` is not a URL ({e}); write it like http://127.0.0.1:8000/v1"
