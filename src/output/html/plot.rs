@@ -9,7 +9,9 @@
 //! so the sizes asked of it below are those × 1.24.
 
 use super::esc;
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged};
+use plotters::coord::ranged1d::{
+    DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged, ValueFormatter,
+};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::fmt::Write;
@@ -238,6 +240,25 @@ pub fn chart_noted(frame: &Frame, series: &[Series], note: Option<String>) -> St
     let b = bounds(series.iter().flat_map(|s| s.points.iter().copied()));
     let (refs, mut hidden) = in_range(&frame.refs, (b.0, b.1), (b.2, b.3));
     hidden.extend(note);
+    let svg = svg_of::<RangedCoordf64>(frame, series, &refs, b.0..b.1, &fmt_num, b, 225);
+    let names: Vec<&str> = series.iter().map(|s| s.name).collect();
+    let labels: Vec<&str> = refs.iter().map(|r| r.label.as_str()).collect();
+    let legend_html = legend_with_refs(&names, &labels);
+    figure(frame.title, &legend_html, &svg, &hidden)
+}
+
+/// The `<svg>` of one chart: x on `x` (labelled by `x_label`), y over `extent`'s y range,
+/// the mesh's grid lines in grey `grid`, the series and the reference lines in range drawn by
+/// [`draw`] over `extent`.
+fn svg_of<X: Ranged<ValueType = f64> + ValueFormatter<f64>>(
+    frame: &Frame,
+    series: &[Series],
+    refs: &[&Ref],
+    x: impl Into<X>,
+    x_label: &dyn Fn(f64) -> String,
+    extent: (f64, f64, f64, f64),
+    grid: u8,
+) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -246,30 +267,28 @@ pub fn chart_noted(frame: &Frame, series: &[Series], note: Option<String>) -> St
             .margin(14)
             .x_label_area_size(44)
             .y_label_area_size(70)
-            .build_cartesian_2d(b.0..b.1, b.2..b.3)
+            .build_cartesian_2d(x.into(), extent.2..extent.3)
         {
-            let fmt = |v: &f64| fmt_num(*v);
+            let xf = |v: &f64| x_label(*v);
+            let yf = |v: &f64| fmt_num(*v);
             let _ = c
                 .configure_mesh()
                 .x_desc(frame.x_label)
                 .y_desc(frame.y_label)
                 .x_labels(7)
                 .y_labels(6)
-                .x_label_formatter(&fmt)
-                .y_label_formatter(&fmt)
+                .x_label_formatter(&xf)
+                .y_label_formatter(&yf)
                 .label_style(("sans-serif", font(TICK_PX)))
                 .axis_desc_style(("sans-serif", font(DESC_PX)))
                 .max_light_lines(0)
-                .bold_line_style(RGBColor(225, 225, 225))
+                .bold_line_style(RGBColor(grid, grid, grid))
                 .draw();
-            draw(&mut c, frame.mark, series, &refs, b);
+            draw(&mut c, frame.mark, series, refs, extent);
         }
         let _ = root.present();
     }
-    let names: Vec<&str> = series.iter().map(|s| s.name).collect();
-    let labels: Vec<&str> = refs.iter().map(|r| r.label.as_str()).collect();
-    let legend_html = legend_with_refs(&names, &labels);
-    figure(frame.title, &legend_html, &svg, &hidden)
+    svg
 }
 
 /// The x position of quantile `p` on the percentile axis: log10(1 / (1 − p)).
@@ -344,46 +363,12 @@ pub fn percentile_chart(frame: &Frame, series: &[Series]) -> String {
     let (refs, hidden) = in_range(&frame.refs, (0.0, x1), (b.2, b.3));
     let mut keys = vec![0.0, 2f64.log10()];
     keys.extend((1..=6).map(f64::from).take_while(|k| *k <= x1 + 1e-9));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        if let Ok(mut c) = ChartBuilder::on(&root)
-            .margin(14)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                PctAxis {
-                    inner: (0.0..x1 * 1.02).into(),
-                    keys,
-                },
-                b.2..b.3,
-            )
-        {
-            let xf = |v: &f64| pct_label(*v);
-            let yf = |v: &f64| fmt_num(*v);
-            let _ = c
-                .configure_mesh()
-                .x_desc(frame.x_label)
-                .y_desc(frame.y_label)
-                .y_labels(6)
-                .x_label_formatter(&xf)
-                .y_label_formatter(&yf)
-                .label_style(("sans-serif", font(TICK_PX)))
-                .axis_desc_style(("sans-serif", font(DESC_PX)))
-                .max_light_lines(0)
-                .bold_line_style(RGBColor(215, 215, 215))
-                .draw();
-            draw(
-                &mut c,
-                frame.mark,
-                series,
-                &refs,
-                (0.0, x1 * 1.02, b.2, b.3),
-            );
-        }
-        let _ = root.present();
-    }
+    let axis = PctAxis {
+        inner: (0.0..x1 * 1.02).into(),
+        keys,
+    };
+    let extent = (0.0, x1 * 1.02, b.2, b.3);
+    let svg = svg_of::<PctAxis>(frame, series, &refs, axis, &pct_label, extent, 215);
     let names: Vec<&str> = series.iter().map(|s| s.name).collect();
     figure(frame.title, &legend_with_refs(&names, &[]), &svg, &hidden)
 }
