@@ -48,6 +48,12 @@ impl Api {
         !matches!(self, Api::Embeddings | Api::Rerank)
     }
 
+    /// Whether its prompt is a messages array rendered by the server's chat template (chat and
+    /// the Responses API) rather than text.
+    pub fn takes_messages(self) -> bool {
+        matches!(self, Api::Chat | Api::Responses)
+    }
+
     /// As a scenario spells it (`api = "chat"`).
     pub fn name(self) -> &'static str {
         match self {

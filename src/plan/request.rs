@@ -9,6 +9,29 @@ pub enum Prompt {
 }
 
 impl Prompt {
+    /// As a messages array (a text prompt: one user message), for the chat and Responses APIs.
+    pub fn messages(&self) -> serde_json::Value {
+        match self {
+            Prompt::Text(t) => serde_json::json!([{ "role": "user", "content": t }]),
+            Prompt::Messages(m) => m.clone(),
+        }
+    }
+
+    /// As text, for the completions and pooling APIs. A messages prompt there is rejected at
+    /// load time (a `messages` dataset needs the chat API); if one gets here its last
+    /// message's text is sent rather than nothing.
+    pub fn text(&self) -> serde_json::Value {
+        match self {
+            Prompt::Text(t) => serde_json::json!(t),
+            Prompt::Messages(m) => m
+                .as_array()
+                .and_then(|a| a.last())
+                .and_then(|l| l.get("content"))
+                .cloned()
+                .unwrap_or(serde_json::Value::Null),
+        }
+    }
+
     /// Image parts among its messages' content (`image_url` as the chat API takes them,
     /// `input_image` as the Responses API does).
     pub fn images(&self) -> u32 {

@@ -39,7 +39,7 @@ pub(super) fn build(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioErr
         trace.as_deref().map(|t| (t, time_scale)),
         workload.is_conversation(),
     )?;
-    if workload.is_conversation() && !matches!(raw.api, Api::Chat | Api::Responses) {
+    if workload.is_conversation() && !raw.api.takes_messages() {
         return Err(ctx.at(
             0..0,
             "api",

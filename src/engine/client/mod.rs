@@ -2,7 +2,8 @@
 //!
 //! Built on reqwest (rustls, HTTP/1.1, no proxy, Nagle off, an unbounded idle pool so every
 //! concurrent stream keeps its own connection, reused by its next request: each stream is read
-//! to its body's end, past `[DONE]`). [`stream`] sends a request and reads its
+//! to its body's end, past `[DONE]`). [`stream`] sends a request, its body built for its API by
+//! [`body`], and reads its
 //! stream: each read of the body is timestamped with the monotonic clock the moment it
 //! arrives, before it is parsed; the pure SSE decoder ([`sse`]) and chunk interpreter
 //! ([`openai`]) then decide which reads carried generated text, and TTFT is taken at the first
@@ -12,6 +13,7 @@
 //!
 //! [`RequestRecord`]: crate::model::record::RequestRecord
 
+mod body;
 mod chunk_text;
 pub mod idle;
 pub mod local_tokenizer;

@@ -1,5 +1,5 @@
-//! The client's side of the OpenAI-compatible wire format ([`crate::model::wire`]): the body
-//! it sends, and what each stream chunk means to the measurement.
+//! The client's side of the OpenAI-compatible wire format ([`crate::model::wire`]): what each
+//! stream chunk means to the measurement (the body it sends is [`super::body`]'s).
 //!
 //! A chunk "carries generated text" when `choices[0].delta.content`, `.reasoning_content` or
 //! `.reasoning` (chat) or `choices[0].text` (completions) is a non-empty string. Role-only
@@ -8,70 +8,9 @@
 //! is generated text too, but not answer: TTFO is timed on the first answer text.
 
 use crate::model::record::{ClockSource, ServerClock};
-use crate::model::scenario::{Api, RequestParams};
-use crate::model::wire::{Choice, Chunk, Request, StreamOptions, Usage};
+use crate::model::wire::{Choice, Chunk, Usage};
 use crate::plan::conversation::{Reply, ToolCall};
-use crate::plan::prompts::{Prompt, RequestSpec};
-use serde_json::{json, Value};
-
-/// The JSON body for one chat or completions request (the Responses API's is
-/// [`super::responses::body`]): the typed fields, then `[request.extra]` (and `--param`)
-/// merged on top, so a scenario may override anything.
-pub fn request_body(api: Api, model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
-    let (messages, prompt) = match (api, &spec.prompt) {
-        (Api::Chat | Api::Responses, Prompt::Text(t)) => {
-            (Some(json!([{ "role": "user", "content": t }])), None)
-        }
-        (Api::Chat | Api::Responses, Prompt::Messages(m)) => (Some(m.clone()), None),
-        // Embeddings and rerank bodies are `super::pooling`'s; as text if one gets here.
-        (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Text(t)) => {
-            (None, Some(json!(t)))
-        }
-        // Rejected at load time (a `messages` dataset needs the chat API); send the last
-        // message's text rather than nothing if it ever gets here.
-        (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Messages(m)) => (
-            None,
-            Some(
-                m.as_array()
-                    .and_then(|a| a.last())
-                    .and_then(|l| l.get("content"))
-                    .cloned()
-                    .unwrap_or(Value::Null),
-            ),
-        ),
-    };
-    let request = Request {
-        model: Some(model.to_string()),
-        messages,
-        prompt,
-        max_tokens: Some(json!(spec.max_tokens)),
-        temperature: params.temperature,
-        ignore_eos: params.ignore_eos.then_some(true),
-        stream: Some(true),
-        // Usage on every chunk where the server offers it (vLLM, SGLang): it says how many
-        // tokens each chunk carried. Servers without the option ignore it; a strict one can
-        // be sent `[request.extra] stream_options = { include_usage = true }` instead.
-        stream_options: Some(StreamOptions {
-            include_usage: true,
-            continuous_usage_stats: true,
-        }),
-        ..Default::default()
-    };
-    merged(
-        serde_json::to_value(request).unwrap_or_else(|_| json!({})),
-        params,
-    )
-}
-
-/// `body` with `[request.extra]` (and `--param`) merged on top.
-pub(super) fn merged(mut body: Value, params: &RequestParams) -> Value {
-    if let Some(b) = body.as_object_mut() {
-        for (k, v) in &params.extra {
-            b.insert(k.clone(), v.clone());
-        }
-    }
-    body
-}
+use serde_json::Value;
 
 /// What one `data:` payload means to the benchmark.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -341,37 +280,5 @@ mod tests {
             .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
             .collect();
         assert_eq!(calls, [("c0", "search", "{\"q\": 1}"), ("", "fetch", "{}")]);
-    }
-
-    #[test]
-    fn body_asks_for_usage_and_honours_extra() {
-        let spec = RequestSpec {
-            index: 0,
-            warmup: false,
-            prompt: Prompt::Text("hello".into()),
-            input_tokens_target: Some(1),
-            max_tokens: 9,
-            class: String::new(),
-            session: None,
-            keep_reply: false,
-        };
-        let mut params = RequestParams {
-            max_tokens: None,
-            temperature: Some(0.0),
-            ignore_eos: true,
-            timeout_s: 1.0,
-            first_token_timeout_s: 1.0,
-            extra: serde_json::Map::new(),
-            body_vars: Vec::new(),
-        };
-        params.extra.insert("top_p".into(), json!(0.5));
-        let b = request_body(Api::Chat, "m", &params, &spec);
-        assert_eq!(b["stream_options"]["include_usage"], json!(true));
-        assert_eq!(b["ignore_eos"], json!(true));
-        assert_eq!(b["max_tokens"], json!(9));
-        assert_eq!(b["top_p"], json!(0.5));
-        assert_eq!(b["messages"][0]["content"], json!("hello"));
-        let c = request_body(Api::Completions, "m", &params, &spec);
-        assert_eq!(c["prompt"], json!("hello"));
     }
 }

@@ -7,12 +7,12 @@
 //! scenario's `[request.extra] documents` (merged into the body like every extra field), in
 //! the shape vLLM, llama-server and the Jina/Cohere APIs share.
 
-use super::openai::{error_text, merged};
+use super::openai::error_text;
 use super::progress::Progress;
 use crate::model::record::Outcome;
-use crate::model::scenario::{Api, RequestParams};
+use crate::model::scenario::Api;
 use crate::model::wire::Usage;
-use crate::plan::prompts::{Prompt, RequestSpec};
+use crate::plan::prompts::RequestSpec;
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -22,30 +22,14 @@ use tokio_util::sync::CancellationToken;
 /// The largest embeddings answer read (a few thousand floats a vector, a few vectors).
 const MAX_BODY: usize = 64 << 20;
 
-/// The prompt's text (a messages prompt: its last message's text).
-fn text(spec: &RequestSpec) -> Value {
-    match &spec.prompt {
-        Prompt::Text(t) => json!(t),
-        Prompt::Messages(m) => m
-            .as_array()
-            .and_then(|a| a.last())
-            .and_then(|l| l.get("content"))
-            .cloned()
-            .unwrap_or(Value::Null),
-    }
-}
-
 /// An embeddings request: the prompt's text as `input`.
-pub fn body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
-    merged(
-        json!({"model": model, "input": text(spec), "encoding_format": "float"}),
-        params,
-    )
+pub fn body(model: &str, spec: &RequestSpec) -> Value {
+    json!({"model": model, "input": spec.prompt.text(), "encoding_format": "float"})
 }
 
 /// A rerank request: the prompt's text as `query`; the documents come from `[request.extra]`.
-pub fn rerank_body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
-    merged(json!({"model": model, "query": text(spec)}), params)
+pub fn rerank_body(model: &str, spec: &RequestSpec) -> Value {
+    json!({"model": model, "query": spec.prompt.text()})
 }
 
 #[derive(Deserialize)]

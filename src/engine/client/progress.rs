@@ -128,19 +128,15 @@ impl ChunkCount {
 
 impl Progress {
     /// A stream about to be read; `keep_reply`: keep its text for a later turn; `count`: keep
-    /// its text by chunk for a local tokenizer.
-    pub(super) fn new(keep_reply: bool, count: bool) -> Progress {
+    /// its text by chunk for a local tokenizer; `responses`: read it as the Responses API's
+    /// typed events.
+    pub(super) fn new(keep_reply: bool, count: bool, responses: bool) -> Progress {
         Progress {
             reply: keep_reply.then(Reply::default),
             text: count.then(ChunkText::default),
+            responses,
             ..Progress::default()
         }
-    }
-
-    /// Reads the stream as the Responses API's typed events.
-    pub(super) fn of_responses(mut self) -> Progress {
-        self.responses = true;
-        self
     }
 
     /// Applies the events of one read that arrived at `at`; `Err` ends the request.
@@ -320,7 +316,7 @@ mod tests {
     /// [`Progress`]; returns it with the send instant.
     fn feed(script: &[Scripted], reasoning_reported: Option<u64>) -> (Progress, Instant) {
         let t0 = Instant::now();
-        let mut p = Progress::new(false, true);
+        let mut p = Progress::new(false, true, false);
         let mut so_far = 0;
         let role = br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#;
         let one = |p: &mut Progress, data: Vec<u8>, at: Instant| {

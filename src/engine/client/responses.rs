@@ -14,20 +14,16 @@ use super::openai::{error_text, server_clock, ChunkInfo};
 use crate::model::scenario::RequestParams;
 use crate::model::wire::{Chunk, CompletionDetails, PromptDetails, ReplyMetrics, Usage};
 use crate::plan::conversation::Reply;
-use crate::plan::prompts::{Prompt, RequestSpec};
+use crate::plan::prompts::RequestSpec;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
 /// The request: the prompt as `input` messages, the output cap as `max_output_tokens`.
 pub fn body(model: &str, params: &RequestParams, spec: &RequestSpec) -> Value {
-    let input = match &spec.prompt {
-        Prompt::Text(t) => json!([{ "role": "user", "content": t }]),
-        Prompt::Messages(m) => m.clone(),
-    };
     let mut b = json!({
         "model": model,
-        "input": input,
+        "input": spec.prompt.messages(),
         "max_output_tokens": spec.max_tokens,
         "stream": true,
     });

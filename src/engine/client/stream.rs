@@ -2,7 +2,8 @@
 //! end in exactly one [`RequestRecord`] — ok, or the kind of failure — whatever the server
 //! does. TTFT, E2E and TPOT are computed here from the *intended* send time.
 
-use super::openai::{request_body, truncate};
+use super::body::request_body;
+use super::openai::truncate;
 use super::sse::{SseDecoder, MAX_EVENT_BYTES};
 use super::{counted_http_client, error_chain, ConnectCounter, Target};
 use crate::engine::runner::{SendCtx, Sender, Sent};
@@ -185,32 +186,22 @@ struct Deadlines {
 
 impl HttpSender {
     async fn execute(&self, spec: RequestSpec, ctx: SendCtx) -> Sent {
-        let body = match self.target.api {
-            Api::Responses => super::openai::merged(
-                super::responses::body(&self.target.model, &self.params, &spec),
-                &self.params,
-            ),
-            Api::Embeddings => super::pooling::body(&self.target.model, &self.params, &spec),
-            Api::Rerank => super::pooling::rerank_body(&self.target.model, &self.params, &spec),
-            api => request_body(api, &self.target.model, &self.params, &spec),
-        };
+        let api = self.target.api;
+        let body = request_body(api, &self.target.model, &self.params, &spec);
         let body = serde_json::to_vec(&body).unwrap_or_default();
         let sent = Instant::now();
         let by = Deadlines {
             first: sent + Duration::from_secs_f64(self.params.first_token_timeout_s),
             total: sent + Duration::from_secs_f64(self.params.timeout_s),
         };
-        let mut p = Progress::new(spec.keep_reply, self.chunk_tokenizer.is_some());
-        if self.target.api == Api::Responses {
-            p = p.of_responses();
-        }
+        let counted = self.chunk_tokenizer.is_some();
+        let mut p = Progress::new(spec.keep_reply, counted, api == Api::Responses);
         let mut retried = false;
         let mut done_at = None;
         let ended = match self.response(&spec, body, &ctx, by, &mut retried).await {
             Err(ended) => ended,
             Ok(resp) if !resp.status().is_success() => refused(resp, &ctx, by).await,
-            Ok(resp) if !self.target.api.streams() => {
-                let api = self.target.api;
+            Ok(resp) if !api.streams() => {
                 let ended = super::pooling::read(resp, api, &mut p, &ctx.abort, by.total).await;
                 done_at = p.last;
                 ended

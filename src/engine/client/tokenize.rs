@@ -81,40 +81,27 @@ impl ServerTokenizer {
 
     /// Tokens the server counts for this prompt, as `usage.prompt_tokens` would.
     pub async fn count(&self, prompt: &Prompt) -> Result<u64, String> {
-        let (first, text) = match (self.api, prompt) {
-            (Api::Chat | Api::Responses, Prompt::Text(t)) => (
-                json!({"model": self.model, "messages": [{"role": "user", "content": t}], "add_generation_prompt": true}),
-                t.clone(),
-            ),
-            (Api::Chat | Api::Responses, Prompt::Messages(m)) => (
-                json!({"model": self.model, "messages": m, "add_generation_prompt": true}),
-                String::new(),
-            ),
-            (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Text(t)) => {
-                (json!({"model": self.model, "prompt": t}), t.clone())
+        let chat = self.api.takes_messages();
+        let first = match prompt {
+            _ if chat => {
+                json!({"model": self.model, "messages": prompt.messages(), "add_generation_prompt": true})
             }
-            (Api::Completions | Api::Embeddings | Api::Rerank, Prompt::Messages(_)) => {
-                return Err("a messages prompt on the completions API".into())
-            }
+            Prompt::Text(t) => json!({"model": self.model, "prompt": t}),
+            Prompt::Messages(_) => return Err("a messages prompt on the completions API".into()),
         };
         if let Some(n) = self.post(first).await?.filter(|n| *n > 0) {
             return Ok(n);
         }
         // llama-server: render the chat template first, then count with special tokens.
-        let content = match (self.api, prompt) {
-            (Api::Completions | Api::Embeddings | Api::Rerank, _) => text,
-            (Api::Chat | Api::Responses, p) => {
-                let messages = match p {
-                    Prompt::Text(t) => json!([{"role": "user", "content": t}]),
-                    Prompt::Messages(m) => m.clone(),
-                };
-                let mut at = self.url.clone();
-                at.set_path("/apply-template");
-                self.post_to(&at, json!({ "messages": messages }))
-                    .await?
-                    .and_then(|v| v.get("prompt").and_then(Value::as_str).map(str::to_string))
-                    .ok_or_else(|| format!("{at} did not render the chat template"))?
-            }
+        let content = if chat {
+            let mut at = self.url.clone();
+            at.set_path("/apply-template");
+            self.post_to(&at, json!({ "messages": prompt.messages() }))
+                .await?
+                .and_then(|v| v.get("prompt").and_then(Value::as_str).map(str::to_string))
+                .ok_or_else(|| format!("{at} did not render the chat template"))?
+        } else {
+            prompt.text().as_str().unwrap_or_default().to_string()
         };
         self.post(json!({"content": content, "add_special": true}))
             .await?
