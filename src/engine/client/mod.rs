@@ -2,14 +2,13 @@
 //!
 //! Built on reqwest (rustls, HTTP/1.1, no proxy, Nagle off, an unbounded idle pool so every
 //! concurrent stream keeps its own connection, reused by its next request: each stream is read
-//! to its body's end, past `[DONE]`). [`stream`] sends a request, its body built for its API by
-//! [`body`], and reads its
-//! stream: each read of the body is timestamped with the monotonic clock the moment it
-//! arrives, before it is parsed; the pure SSE decoder ([`sse`]) and chunk interpreter
-//! ([`openai`]) then decide which reads carried generated text, and TTFT is taken at the first
-//! that did. The API key is held only in the [`Target`], sent as a bearer token, and redacted
-//! from any error text that echoes it. [`tokenize`] and [`local_tokenizer`] make prompt
-//! lengths exact.
+//! to its body's end, past `[DONE]`). [`stream`] sends a request, its body built for its API
+//! by [`body`], and reads its stream: each read of the body is timestamped with the monotonic
+//! clock the moment it arrives, before it is parsed; the pure SSE decoder ([`sse`]) and chunk
+//! interpreter ([`openai`]) then decide which reads carried generated text, and TTFT is taken
+//! at the first that did. The API key is held only in the [`Target`], sent as a bearer token,
+//! and redacted from any error text that echoes it. [`tokenize`] and [`local_tokenizer`] make
+//! prompt lengths exact.
 //!
 //! [`RequestRecord`]: crate::model::record::RequestRecord
 
