@@ -46,12 +46,28 @@ pub(super) async fn responses(
     }
 }
 
-/// Which API a request came in on.
+/// Which API a request came in on, and so how its answer is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Route {
     Chat,
     Completions,
     Responses,
+}
+
+impl Route {
+    /// Whether the request is read as a chat one (`messages`): chat and the Responses API.
+    fn chat(self) -> bool {
+        self != Route::Completions
+    }
+
+    /// One chunk as this API streams it: a chat or completions `data:` line, or the
+    /// Responses API's typed event that says the same ([`super::responses::event`]).
+    fn frame(self, c: &wire::Chunk) -> Bytes {
+        match self {
+            Route::Responses => super::responses::event(c),
+            Route::Chat | Route::Completions => Bytes::from(wire::sse(c)),
+        }
+    }
 }
 
 pub(super) async fn completions(
@@ -186,7 +202,7 @@ fn draw_faults(o: &SimOptions, n: u64, max_tokens: u32) -> Faults {
 }
 
 async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, route: Route) -> Response {
-    let chat = route != Route::Completions;
+    let chat = route.chat();
     let arrival = Instant::now();
     let n = s.requests.fetch_add(1, Ordering::SeqCst);
     let request_id = headers
@@ -239,7 +255,7 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, route: Route
     let reply = Reply {
         offset,
         words,
-        chat,
+        route,
         created,
         prompt_tokens,
         image_tokens: p.image_tokens,
@@ -260,7 +276,6 @@ async fn respond(s: Arc<AppState>, headers: HeaderMap, body: Bytes, route: Route
         reasoning: s.opts.reasoning_tokens,
         tool: p.tool.clone(),
         clock_style: s.opts.reply_clock.clone(),
-        responses: route == Route::Responses,
     };
     if !p.stream {
         return reply.whole(p, rx).await;
@@ -297,7 +312,7 @@ struct Reply {
     /// prompt's place for a greedy one), unless it is a greedy answer's own `words`.
     offset: u64,
     words: Option<Arc<Vec<String>>>,
-    chat: bool,
+    route: Route,
     created: i64,
     prompt_tokens: u64,
     /// Of those, the tokens its images cost.
@@ -308,8 +323,6 @@ struct Reply {
     reasoning: u32,
     /// [`SimOptions::reply_clock`](crate::sim::profile::SimOptions::reply_clock).
     clock_style: String,
-    /// Streamed as the Responses API's events.
-    responses: bool,
     /// The function the answer calls (`tools` in the request).
     tool: Option<String>,
 }
@@ -446,7 +459,7 @@ impl Reply {
         self.truth.write(&token_at, self.reasoning, None);
         let text = self.text(0, token_at.len());
         let finish = finish_reason(token_at.len(), p.max_tokens);
-        let (message, text) = if self.chat {
+        let (message, text) = if self.route.chat() {
             let role = "assistant".into();
             (
                 Some(Message {
@@ -458,7 +471,7 @@ impl Reply {
         } else {
             (None, Some(text))
         };
-        let object = if self.chat {
+        let object = if self.route.chat() {
             "chat.completion"
         } else {
             "text_completion"
@@ -483,18 +496,16 @@ impl Reply {
     /// before the first token, a disconnect part-way, a malformed chunk after the first.
     fn streamed(self, p: Parsed, mut rx: Events, faults: Faults, stall: Duration) -> Response {
         let (out_tx, out_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(256);
-        let responses = self.responses;
-        let include_usage = p.include_usage || responses;
+        let route = self.route;
+        // The Responses API always ends with `response.completed`, which carries the usage.
+        let include_usage = p.include_usage || route == Route::Responses;
         tokio::spawn(async move {
-            let sse = |c: wire::Chunk| match responses {
-                true => super::responses::event(&c),
-                false => Bytes::from(wire::sse(&c)),
-            };
+            let sse = |c: wire::Chunk| route.frame(&c);
             let send = |b: Bytes| {
                 let out_tx = out_tx.clone();
                 async move { out_tx.send(Ok(b)).await.is_ok() }
             };
-            if self.chat && !send(sse(self.header.role())).await {
+            if route.chat() && !send(sse(self.header.role())).await {
                 return;
             }
             let mut token_at: Vec<Instant> = Vec::new();
@@ -558,7 +569,7 @@ impl Reply {
                 let c = self.clocked(self.header.usage(u), clock.as_ref(), true, true);
                 let _ = send(sse(c)).await;
             }
-            if !responses {
+            if route != Route::Responses {
                 let _ = send(Bytes::from_static(wire::DONE.as_bytes())).await;
             }
         });
