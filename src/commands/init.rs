@@ -49,6 +49,9 @@ pub async fn run(args: InitArgs) -> Result<u8, BenchError> {
         .map(|r| r.metric.to_string())
         .collect();
     crate::out!("gated: {}", gated.join(", "));
+    if let Some(why) = done.rows.iter().find_map(|r| r.runs.and(r.advice.as_ref())) {
+        crate::out!("note: {why} (each row's figure in ci/gate.toml)");
+    }
     if !off.is_empty() {
         crate::out!(
             "off (not within the cap; why in ci/gate.toml): {}",

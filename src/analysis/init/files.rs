@@ -110,7 +110,8 @@ pub fn gate(s: &Setup, scenario: &Path, rows: &[RowPlan], findings: &[String]) -
     for r in rows {
         let key = format!("\"{}\"", r.metric);
         let (value, why) = match (r.runs, &r.advice) {
-            (Some(n), _) => {
+            (Some(_), Some(advice)) => (r.threshold.clone(), advice.clone()),
+            (Some(n), None) => {
                 (
                     r.threshold.clone(),
                     match r.detectable_pct {

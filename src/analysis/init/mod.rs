@@ -174,7 +174,7 @@ pub async fn init(s: &Setup) -> Result<Done, BenchError> {
     let (baseline, _) = record(&session, &recording).await?;
     let gate = GateConfig::new(&[&scenario.gate], DEFAULT_ALPHA, scenario.seed)?;
     let design = Design::new(FIRST_LOOK, DEFAULT_MAX, DEFAULT_ALPHA);
-    let rows = plan(&baseline, &gate, &design, s.reference.interleaves());
+    let rows = never_nothing(plan(&baseline, &gate, &design, s.reference.interleaves()))?;
     let findings = findings(&baseline);
     let gate_text = files::gate(s, &paths.scenario, &rows, &findings);
     write(&paths.gate, &gate_text, false)?;
@@ -186,6 +186,40 @@ pub async fn init(s: &Setup) -> Result<Done, BenchError> {
         findings,
         files: paths.all().iter().map(|p| p.to_path_buf()).collect(),
     })
+}
+
+/// The largest regression a row may need before the cap catches it and still be gated when no
+/// row settles: a gate that only a doubling fails guards next to nothing.
+const CATCHES_AT_MOST_PCT: f64 = 100.0;
+
+/// A gate that gates no metric would pass every change, so when the baseline's runs let no
+/// row settle within the cap, the rows the cap still catches a regression of at most
+/// [`CATCHES_AT_MOST_PCT`] with are gated anyway, saying so: an unchanged candidate reads
+/// `undecided` on them (named in the headline), a regression beyond what the cap catches fails.
+/// Where not even that holds, init stops with an error rather than write a gate that guards
+/// nothing.
+fn never_nothing(mut rows: Vec<RowPlan>) -> Result<Vec<RowPlan>, BenchError> {
+    if rows.iter().any(|r| r.runs.is_some()) {
+        return Ok(rows);
+    }
+    for r in &mut rows {
+        if let Some(p) = r.detectable_pct.filter(|p| *p <= CATCHES_AT_MOST_PCT) {
+            r.runs = Some(DEFAULT_MAX);
+            r.advice = Some(format!(
+                "gated though the baseline's runs let no row settle within the cap: an unchanged candidate reads undecided; {DEFAULT_MAX} runs catch a regression of {p:.0} %"
+            ));
+        }
+    }
+    if rows.iter().any(|r| r.runs.is_some()) {
+        return Ok(rows);
+    }
+    Err(BenchError::Runtime(format!(
+        "the baseline's runs vary too much for any metric to be gated (even a regression of {CATCHES_AT_MOST_PCT:.0} % would pass unseen): {}; record steadier runs (more --requests, a quieter machine) or more of them (--repeat), then run bench init --force again",
+        rows.iter()
+            .filter_map(|r| r.spread.map(|s| format!("{} ≈ {:.0} %", r.metric, s * 100.0)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }
 
 /// The one model the endpoint lists (or an error naming them all).
@@ -260,4 +294,61 @@ fn write(path: &Path, text: &str, exec: bool) -> Result<(), BenchError> {
         })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(metric: &str, runs: Option<usize>, detectable_pct: Option<f64>) -> RowPlan {
+        RowPlan {
+            metric: metric.parse().unwrap(),
+            threshold: "10%".into(),
+            spread: Some(0.2),
+            runs,
+            detectable_pct,
+            advice: runs.is_none().then(|| "runs differ by ≈ 20 %".into()),
+        }
+    }
+
+    #[test]
+    fn rows_that_settle_are_the_gate() {
+        let rows = never_nothing(vec![
+            row("ttft.p50", Some(5), Some(9.0)),
+            row("tpot.p99", None, Some(60.0)),
+        ])
+        .unwrap();
+        assert_eq!(rows[0].runs, Some(5));
+        assert_eq!(rows[1].runs, None, "a row that does not settle stays off");
+    }
+
+    #[test]
+    fn when_none_settles_the_rows_the_cap_still_catches_are_gated_saying_so() {
+        let rows = never_nothing(vec![
+            row("ttft.p50", None, Some(38.0)),
+            row("ttft.p99", None, Some(240.0)),
+        ])
+        .unwrap();
+        assert_eq!(rows[0].runs, Some(DEFAULT_MAX));
+        let why = rows[0].advice.as_deref().unwrap();
+        assert!(
+            why.contains("unchanged candidate reads undecided") && why.contains("38 %"),
+            "{why}"
+        );
+        assert_eq!(rows[1].runs, None, "a row only a tripling fails stays off");
+    }
+
+    #[test]
+    fn a_gate_that_would_guard_nothing_is_an_error() {
+        let e = never_nothing(vec![
+            row("ttft.p50", None, Some(150.0)),
+            row("error_rate", None, None),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("vary too much") && e.contains("ttft.p50 ≈ 20 %") && e.contains("--repeat"),
+            "{e}"
+        );
+    }
 }
