@@ -8,10 +8,11 @@
 # runs kept:
 #   * on the embedded simulator: the regression is a 30 % slower decode (--opt bw_eff=0.615);
 #   * on llama-server (two of them: init's --baseline-endpoint is the reference, so the gate
-#     interleaves): the regression is the candidate restarted with one slot for two streams.
-#     Its baseline is 5 runs of 16 requests: which slot's prompt cache a request meets varies
-#     from run to run, and from 3 runs of 8 the plan could leave only rows the regression does
-#     not move (e2e.p50) gated, or none.
+#     interleaves, each on two threads): the regression is the candidate restarted on one
+#     thread, which slows every latency and the throughput (here e2e.p50 +40–60 %, TTFT +20–45 %,
+#     TPOT +37–60 %, output −31–38 %), so it fails on whichever rows init could gate: on a noisy
+#     day the plan gated e2e.p50 alone, which a one-slot restart (the regression this walk used
+#     before) barely moves. Its baseline is 5 runs of 16 requests.
 # The A/As run at α = 0.001 (BENCH_COMPARE_ARGS, as a workflow's env would set it): a CI check
 # must not fail by design in 5 % of runs. The llama-server part is skipped, saying why, where
 # llama-server cannot be built.
@@ -68,15 +69,15 @@ gate_checks simulator "$repo" $init_rc "$aa" $reg
 # llama-server: the reference and the candidate, alike for the A/A.
 if bash ci/engines/llama-server.sh build >/dev/null; then
   ref=$(free_port); cand=$(free_port)
-  if pid=$(bash ci/engines/llama-server.sh start "$ref") && pids+=("$pid") && pid=$(bash ci/engines/llama-server.sh start "$cand") && pids+=("$pid"); then
+  if pid=$(LLAMA_THREADS=2 bash ci/engines/llama-server.sh start "$ref") && pids+=("$pid") && pid=$(LLAMA_THREADS=2 bash ci/engines/llama-server.sh start "$cand") && pids+=("$pid"); then
     repo=$work/llama; mkdir -p "$repo"; git -C "$repo" init -q
     (cd "$repo" && "$bench/bin/bench" init --endpoint "http://127.0.0.1:$cand/v1" --baseline-endpoint "http://127.0.0.1:$ref/v1" \
       --requests 16 --concurrency 2 --input-tokens 48 --output-tokens 16 --repeat 5) >"$work/llama-init.txt" 2>&1
     init_rc=$?; cat "$work/llama-init.txt"
     aa=$(workflow "$repo" "$work/llama-aa.txt" BENCH_COMPARE_ARGS="--alpha 0.001"); cat "$work/llama-aa.txt"
-    # Throttled: one slot for two concurrent streams, so each request waits for the other.
+    # Throttled: one thread where the reference has two.
     bash ci/engines/llama-server.sh stop "${pids[1]}"; unset 'pids[1]'
-    if pid=$(LLAMA_PARALLEL=1 bash ci/engines/llama-server.sh start "$cand"); then
+    if pid=$(LLAMA_THREADS=1 bash ci/engines/llama-server.sh start "$cand"); then
       pids+=("$pid")
       (cd "$repo" && BENCH="$repo/.runner/bench/bin/bench" bash ci/gate.sh) >"$work/llama-reg.txt" 2>&1
       reg=$?; grep -E '^(== |bench compare|  REGRESSED)' "$work/llama-reg.txt"
